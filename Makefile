@@ -1,0 +1,49 @@
+# datadyn: `make` builds every tool into build/bin/, `make test` runs the suites,
+# `make demo` runs every pipeline on its built-in defaults into out/demo/.
+# Each target first installs missing Debian packages (scripts/deps.sh).
+
+BUILD_DIR ?= build
+BUILD_TYPE ?= Release
+JOBS ?= 2
+CMAKE_FLAGS ?=
+# CI treats warnings as errors.
+ifeq ($(CI),true)
+  CMAKE_FLAGS += -DDATADYN_WERROR=ON
+endif
+
+.PHONY: all build deps configure test test-clients demo bench format clean
+
+all: build
+
+deps:
+	@scripts/deps.sh
+
+$(BUILD_DIR)/CMakeCache.txt:
+	@scripts/deps.sh
+	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_FLAGS)
+
+configure: $(BUILD_DIR)/CMakeCache.txt
+
+build: deps configure
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+# Tests that need Blender or ParaView carry the CTest label `clients`; `make test-clients`
+# installs both and runs them.
+test: build
+	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -LE clients
+
+test-clients: build
+	@scripts/deps.sh --extra blender paraview python3-paraview
+	cd $(BUILD_DIR) && ctest --output-on-failure -L clients
+
+demo: build
+	scripts/demo.sh $(BUILD_DIR)/bin out/demo
+
+bench: build
+	scripts/bench.sh $(BUILD_DIR)
+
+format:
+	find lib tools tests bench -name '*.cpp' -o -name '*.hpp' | xargs clang-format -i
+
+clean:
+	rm -rf $(BUILD_DIR) out
