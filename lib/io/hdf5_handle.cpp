@@ -1,0 +1,301 @@
+#include "io/hdf5_handle.hpp"
+
+#include <cstring>
+#include <mutex>
+
+#include "core/errors.hpp"
+
+namespace datadyn::io::h5 {
+
+void silence_errors() {
+  static std::once_flag once;
+  std::call_once(once, [] { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); });
+}
+
+std::string last_error() {
+  std::vector<std::string> messages;
+  H5Ewalk2(
+      H5E_DEFAULT, H5E_WALK_DOWNWARD,
+      [](unsigned, const H5E_error2_t* e, void* data) -> herr_t {
+        if (e->desc && *e->desc) static_cast<std::vector<std::string>*>(data)->push_back(e->desc);
+        return 0;
+      },
+      &messages);
+  H5Eclear2(H5E_DEFAULT);
+  return messages.empty() ? std::string() : messages.back();
+}
+
+Handle check_id(hid_t id, Handle::Closer closer, const std::string& what) {
+  if (id < 0) {
+    const std::string detail = last_error();
+    throw IoError(what + (detail.empty() ? "" : " (" + detail + ")"));
+  }
+  return Handle(id, closer);
+}
+
+void check_status(herr_t status, const std::string& what) {
+  if (status < 0) {
+    const std::string detail = last_error();
+    throw IoError(what + (detail.empty() ? "" : " (" + detail + ")"));
+  }
+}
+
+hid_t memory_type(ElementType t) {
+  switch (t) {
+    case ElementType::Int8:
+      return H5T_NATIVE_INT8;
+    case ElementType::UInt8:
+      return H5T_NATIVE_UINT8;
+    case ElementType::Int32:
+      return H5T_NATIVE_INT32;
+    case ElementType::Int64:
+      return H5T_NATIVE_INT64;
+    case ElementType::Float32:
+      return H5T_NATIVE_FLOAT;
+    case ElementType::Float64:
+      return H5T_NATIVE_DOUBLE;
+  }
+  return -1;
+}
+
+hid_t file_type(ElementType t) {
+  switch (t) {
+    case ElementType::Int8:
+      return H5T_STD_I8LE;
+    case ElementType::UInt8:
+      return H5T_STD_U8LE;
+    case ElementType::Int32:
+      return H5T_STD_I32LE;
+    case ElementType::Int64:
+      return H5T_STD_I64LE;
+    case ElementType::Float32:
+      return H5T_IEEE_F32LE;
+    case ElementType::Float64:
+      return H5T_IEEE_F64LE;
+  }
+  return -1;
+}
+
+bool classify(hid_t type, ElementType& out) {
+  const size_t size = H5Tget_size(type);
+  switch (H5Tget_class(type)) {
+    case H5T_FLOAT:
+      if (size == 4)
+        out = ElementType::Float32;
+      else if (size == 8)
+        out = ElementType::Float64;
+      else
+        return false;
+      return true;
+    case H5T_INTEGER: {
+      const bool is_signed = H5Tget_sign(type) == H5T_SGN_2;
+      if (size == 1)
+        out = is_signed ? ElementType::Int8 : ElementType::UInt8;
+      else if (size <= 4 && (is_signed || size < 4))
+        out = ElementType::Int32;
+      else if (size <= 8)
+        out = ElementType::Int64;
+      else
+        return false;
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+Handle string_type() {
+  Handle t(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(t.get(), H5T_VARIABLE);
+  H5Tset_cset(t.get(), H5T_CSET_UTF8);
+  return t;
+}
+
+Handle group_create_plist() {
+  Handle p(H5Pcreate(H5P_GROUP_CREATE), H5Pclose);
+  // No modification times in object headers: the same inputs give the same bytes.
+  H5Pset_obj_track_times(p.get(), false);
+  return p;
+}
+
+bool link_exists(hid_t file, const std::string& path) {
+  if (path.empty() || path == "/") return true;
+  // H5Lexists fails (rather than returning 0) if an intermediate link is missing: walk down.
+  std::string prefix;
+  size_t pos = 0;
+  while (pos < path.size()) {
+    size_t next = path.find('/', pos + 1);
+    if (next == std::string::npos) next = path.size();
+    prefix = path.substr(0, next);
+    if (prefix.size() > 1 && H5Lexists(file, prefix.c_str(), H5P_DEFAULT) <= 0) {
+      H5Eclear2(H5E_DEFAULT);
+      return false;
+    }
+    pos = next;
+  }
+  return true;
+}
+
+Handle ensure_group(hid_t file, const std::string& path, const std::string& file_name) {
+  Handle gcpl = group_create_plist();
+  std::string prefix;
+  size_t pos = 0;
+  Handle group(H5Gopen2(file, "/", H5P_DEFAULT), H5Gclose);
+  while (pos < path.size()) {
+    size_t next = path.find('/', pos + 1);
+    if (next == std::string::npos) next = path.size();
+    prefix = path.substr(0, next);
+    pos = next;
+    if (prefix.size() <= 1) continue;
+    if (H5Lexists(file, prefix.c_str(), H5P_DEFAULT) > 0) {
+      group = check_id(H5Gopen2(file, prefix.c_str(), H5P_DEFAULT), H5Gclose,
+                       file_name + ": " + prefix + ": exists but is not a group");
+    } else {
+      group = check_id(H5Gcreate2(file, prefix.c_str(), H5P_DEFAULT, gcpl.get(), H5P_DEFAULT),
+                       H5Gclose, file_name + ": " + prefix + ": cannot create group");
+    }
+  }
+  return group;
+}
+
+namespace {
+
+template <class T>
+void write_numeric_attribute(hid_t object, const std::string& name, const T* data, size_t n,
+                             bool scalar, hid_t ftype, hid_t mtype, const std::string& where) {
+  hsize_t dims[1] = {n};
+  Handle space(scalar ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, dims, nullptr), H5Sclose);
+  Handle attr =
+      check_id(H5Acreate2(object, name.c_str(), ftype, space.get(), H5P_DEFAULT, H5P_DEFAULT),
+               H5Aclose, where + ": cannot create attribute " + name);
+  check_status(H5Awrite(attr.get(), mtype, data), where + ": cannot write attribute " + name);
+}
+
+void write_string_attribute(hid_t object, const std::string& name,
+                            const std::vector<std::string>& values, bool scalar,
+                            const std::string& where) {
+  Handle type = string_type();
+  hsize_t dims[1] = {values.size()};
+  Handle space(scalar ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, dims, nullptr), H5Sclose);
+  std::vector<const char*> ptrs;
+  for (const auto& v : values) ptrs.push_back(v.c_str());
+  Handle attr =
+      check_id(H5Acreate2(object, name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT),
+               H5Aclose, where + ": cannot create attribute " + name);
+  check_status(H5Awrite(attr.get(), type.get(), ptrs.data()),
+               where + ": cannot write attribute " + name);
+}
+
+}  // namespace
+
+void write_attribute(hid_t object, const std::string& name, const AttributeValue& value,
+                     const std::string& where) {
+  if (H5Aexists(object, name.c_str()) > 0) H5Adelete(object, name.c_str());
+  std::visit(
+      [&](const auto& v) {
+        using V = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<V, std::int64_t>) {
+          write_numeric_attribute(object, name, &v, 1, true, H5T_STD_I64LE, H5T_NATIVE_INT64,
+                                  where);
+        } else if constexpr (std::is_same_v<V, double>) {
+          write_numeric_attribute(object, name, &v, 1, true, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
+                                  where);
+        } else if constexpr (std::is_same_v<V, std::string>) {
+          write_string_attribute(object, name, {v}, true, where);
+        } else if constexpr (std::is_same_v<V, std::vector<std::int64_t>>) {
+          write_numeric_attribute(object, name, v.data(), v.size(), false, H5T_STD_I64LE,
+                                  H5T_NATIVE_INT64, where);
+        } else if constexpr (std::is_same_v<V, std::vector<double>>) {
+          write_numeric_attribute(object, name, v.data(), v.size(), false, H5T_IEEE_F64LE,
+                                  H5T_NATIVE_DOUBLE, where);
+        } else {
+          write_string_attribute(object, name, v, false, where);
+        }
+      },
+      value);
+}
+
+AttributeValue read_attribute(hid_t object, const std::string& name, const std::string& where) {
+  Handle attr = check_id(H5Aopen(object, name.c_str(), H5P_DEFAULT), H5Aclose,
+                         where + ": no attribute " + name);
+  Handle type(H5Aget_type(attr.get()), H5Tclose);
+  Handle space(H5Aget_space(attr.get()), H5Sclose);
+  const int rank = H5Sget_simple_extent_ndims(space.get());
+  hssize_t n = H5Sget_simple_extent_npoints(space.get());
+  if (rank > 1 || n < 0)
+    throw IoError(where + ": attribute " + name + ": expected a scalar or 1-D");
+  const bool scalar = rank == 0;
+  const std::string what = where + ": cannot read attribute " + name;
+  switch (H5Tget_class(type.get())) {
+    case H5T_INTEGER: {
+      std::vector<std::int64_t> v(static_cast<size_t>(n));
+      check_status(H5Aread(attr.get(), H5T_NATIVE_INT64, v.data()), what);
+      if (scalar) return v.at(0);
+      return v;
+    }
+    case H5T_FLOAT: {
+      std::vector<double> v(static_cast<size_t>(n));
+      check_status(H5Aread(attr.get(), H5T_NATIVE_DOUBLE, v.data()), what);
+      if (scalar) return v.at(0);
+      return v;
+    }
+    case H5T_STRING: {
+      std::vector<std::string> out;
+      if (H5Tis_variable_str(type.get()) > 0) {
+        Handle mtype = string_type();
+        std::vector<char*> ptrs(static_cast<size_t>(n), nullptr);
+        check_status(H5Aread(attr.get(), mtype.get(), ptrs.data()), what);
+        for (char* p : ptrs) out.emplace_back(p ? p : "");
+        H5Dvlen_reclaim(mtype.get(), space.get(), H5P_DEFAULT, ptrs.data());
+      } else {
+        const size_t size = H5Tget_size(type.get());
+        std::vector<char> buf(size * static_cast<size_t>(n) + 1, '\0');
+        Handle mtype(H5Tcopy(type.get()), H5Tclose);
+        check_status(H5Aread(attr.get(), mtype.get(), buf.data()), what);
+        for (hssize_t i = 0; i < n; ++i) {
+          const char* s = buf.data() + static_cast<size_t>(i) * size;
+          out.emplace_back(s, strnlen(s, size));
+        }
+      }
+      if (scalar) return out.at(0);
+      return out;
+    }
+    default:
+      throw IoError(where + ": attribute " + name +
+                    ": expected an integer, float or string, got another HDF5 type");
+  }
+}
+
+std::vector<std::string> attribute_names(hid_t object) {
+  std::vector<std::string> names;
+  H5Aiterate2(
+      object, H5_INDEX_NAME, H5_ITER_INC, nullptr,
+      [](hid_t, const char* n, const H5A_info_t*, void* data) -> herr_t {
+        static_cast<std::vector<std::string>*>(data)->push_back(n);
+        return 0;
+      },
+      &names);
+  return names;
+}
+
+std::vector<std::string> child_names(hid_t group) {
+  std::vector<std::string> names;
+  H5Literate(
+      group, H5_INDEX_NAME, H5_ITER_INC, nullptr,
+      [](hid_t, const char* n, const H5L_info_t*, void* data) -> herr_t {
+        static_cast<std::vector<std::string>*>(data)->push_back(n);
+        return 0;
+      },
+      &names);
+  return names;
+}
+
+Shape dataset_shape(hid_t dataset) {
+  Handle space(H5Dget_space(dataset), H5Sclose);
+  const int rank = H5Sget_simple_extent_ndims(space.get());
+  std::vector<hsize_t> dims(static_cast<size_t>(std::max(rank, 0)));
+  if (rank > 0) H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
+  return Shape(dims.begin(), dims.end());
+}
+
+}  // namespace datadyn::io::h5

@@ -1,0 +1,76 @@
+#pragma once
+/// @file
+/// Thin RAII and helpers over the HDF5 C API, private to lib/io (never included by a public
+/// header). Every failure becomes an IoError whose message names the file and object.
+
+#include <hdf5.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "io/array.hpp"
+#include "io/cache.hpp"
+
+namespace datadyn::io::h5 {
+
+/// Owns an hid_t and closes it with the matching H5?close.
+class Handle {
+ public:
+  using Closer = herr_t (*)(hid_t);
+  Handle() = default;
+  Handle(hid_t id, Closer closer) : id_(id), closer_(closer) {}
+  ~Handle() { reset(); }
+  Handle(Handle&& o) noexcept : id_(std::exchange(o.id_, -1)), closer_(o.closer_) {}
+  Handle& operator=(Handle&& o) noexcept {
+    if (this != &o) {
+      reset();
+      id_ = std::exchange(o.id_, -1);
+      closer_ = o.closer_;
+    }
+    return *this;
+  }
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  hid_t get() const { return id_; }
+  bool valid() const { return id_ >= 0; }
+  /// Gives up ownership: the caller closes the id.
+  hid_t release() { return std::exchange(id_, -1); }
+  void reset() {
+    if (id_ >= 0 && closer_) closer_(id_);
+    id_ = -1;
+  }
+
+ private:
+  hid_t id_ = -1;
+  Closer closer_ = nullptr;
+};
+
+/// Turns off HDF5's printing of its error stack (we report errors ourselves). Idempotent.
+void silence_errors();
+/// The most specific message on HDF5's error stack ("" if none); clears the stack.
+std::string last_error();
+
+Handle check_id(hid_t id, Handle::Closer closer, const std::string& what);
+void check_status(herr_t status, const std::string& what);
+
+hid_t memory_type(ElementType t);
+hid_t file_type(ElementType t);
+/// Element type that holds a dataset of the given HDF5 type without loss, if it is one we read.
+bool classify(hid_t type, ElementType& out);
+
+Handle string_type();
+Handle group_create_plist();
+
+/// Opens `path` (absolute within the file) if it is a group, or creates it and its parents.
+Handle ensure_group(hid_t file, const std::string& path, const std::string& file_name);
+
+void write_attribute(hid_t object, const std::string& name, const AttributeValue& value,
+                     const std::string& where);
+AttributeValue read_attribute(hid_t object, const std::string& name, const std::string& where);
+std::vector<std::string> attribute_names(hid_t object);
+std::vector<std::string> child_names(hid_t group);
+Shape dataset_shape(hid_t dataset);
+bool link_exists(hid_t file, const std::string& path);
+
+}  // namespace datadyn::io::h5

@@ -1,0 +1,432 @@
+// Round trips, streaming, validation and atomicity of the datadyn cache (lib/io/cache.hpp).
+
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include <hdf5.h>
+
+#include "core/errors.hpp"
+#include "core/types.hpp"
+#include "io/cache.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace datadyn;
+using namespace datadyn::io;
+using datadyn::test::TempDir;
+
+namespace {
+
+Provenance test_provenance() {
+  return {"cache_test 0", "cache_test --run", "{\"a\":1}", ""};
+}
+
+Points3 wave_points(int frame, int n) {
+  Points3 p(n, 3);
+  for (int i = 0; i < n; ++i) p.row(i) << 0.01 * i, std::sin(0.1 * i + 0.05 * frame), -0.5 * i;
+  return p;
+}
+
+long resident_kib() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+  return -1;
+}
+
+std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const IoError& e) {
+    return e.what();
+  }
+  return "(no IoError)";
+}
+
+/// A cache with one 3D sequence "s" of `frames` frames of n points, triangles, a rest pose.
+void write_small_cache(const std::filesystem::path& path, int frames, int n) {
+  CacheWriter w(path, test_provenance());
+  auto& s = w.add_sequence("s", {24.0, 3});
+  s.set_attribute("column_height", 0.5);
+  const Points3 rest = wave_points(0, n);
+  s.write_static("rest/position", view(rest));
+  Triangles tris(n - 2, 3);
+  for (int i = 0; i < n - 2; ++i) tris.row(i) << i, i + 1, i + 2;
+  s.write_static("topology/triangles", view(tris));
+  for (int f = 0; f < frames; ++f) {
+    const Points3 p = wave_points(f + 1, n);
+    s.append_frame(f + 1, f / 24.0, {{"points/position", view(p)}});
+  }
+  w.commit();
+}
+
+}  // namespace
+
+TEST_CASE("cache: sequences, static arrays, topology and attributes round-trip") {
+  TempDir dir;
+  const auto path = dir / "c.h5";
+  const int n = 50, frames = 7;
+  write_small_cache(path, frames, n);
+
+  CacheReader r(path);
+  CHECK(r.format_version() == 1);
+  CHECK(r.sequence_names() == std::vector<std::string>{"s"});
+  const Provenance p = r.provenance();
+  CHECK(p.generator == "cache_test 0");
+  CHECK(p.command_line == "cache_test --run");
+  CHECK(p.config_json == "{\"a\":1}");
+  CHECK(p.created_utc.size() == 20);  // YYYY-MM-DDTHH:MM:SSZ
+
+  SequenceReader s = r.sequence("s");
+  CHECK(s.frame_count() == frames);
+  CHECK(s.point_count() == n);
+  CHECK(s.dimension() == 3);
+  CHECK(s.frame_rate() == 24.0);
+  CHECK(s.frames().front() == 1);
+  CHECK(s.frames().back() == frames);
+  CHECK(s.times()[3] == doctest::Approx(3 / 24.0));
+  CHECK(s.frame_index(4) == std::optional<std::size_t>(3));
+  CHECK_FALSE(s.frame_index(100).has_value());
+  CHECK(std::get<double>(s.attributes().at("column_height")) == 0.5);
+  CHECK(s.shape("points/position") == Shape{frames, n, 3});
+  CHECK(s.is_per_frame("points/position"));
+
+  for (int f = 0; f < frames; ++f) {
+    const auto got = s.positions(static_cast<std::size_t>(f));
+    const Points3 want = wave_points(f + 1, n);
+    // Stored as float32: relative rounding 2^-24 ~ 6e-8 on values of order 1.
+    CHECK((got - want).cwiseAbs().maxCoeff() < 1e-6);
+  }
+  const auto tris = s.topology("triangles");
+  CHECK(tris.rows() == n - 2);
+  CHECK(tris(5, 2) == 7);
+  const auto rest = s.read_static<double>("rest/position");
+  CHECK(rest.shape == Shape{n, 3});
+}
+
+TEST_CASE("cache: every element type and attribute type round-trips exactly") {
+  TempDir dir;
+  const auto path = dir / "types.h5";
+  std::vector<std::int8_t> i8{-128, 0, 127};
+  std::vector<std::uint8_t> u8{0, 200, 255};
+  std::vector<std::int32_t> i32{-2147483647, 0, 7};
+  std::vector<std::int64_t> i64{-(std::int64_t{1} << 62), 0, 42};
+  std::vector<float> f32{1.5f, -0.25f, 3.0e-38f};
+  std::vector<double> f64{1e-300, -2.5, 1e300};
+  {
+    CacheWriter w(path, test_provenance());
+    w.write_array("/extra/i8", view(i8));
+    w.write_array("/extra/u8", view(u8));
+    w.write_array("/extra/i32", view(i32));
+    w.write_array("/extra/i64", view(i64));
+    w.write_array("/extra/f32", view(f32));
+    w.write_array("/extra/f64", view(f64, {3, 1}));
+    w.set_attribute("/extra", "int", std::int64_t{-3});
+    w.set_attribute("/extra", "real", 2.75);
+    w.set_attribute("/extra", "text", std::string("ünïcode ok"));
+    w.set_attribute("/extra", "ints", std::vector<std::int64_t>{1, 2, 3});
+    w.set_attribute("/extra", "reals", std::vector<double>{0.5, 1.5});
+    w.set_attribute("/extra", "texts", std::vector<std::string>{"a", "", "ccc"});
+    w.commit();
+  }
+  CacheReader r(path);
+  CHECK(r.read_array<std::int8_t>("/extra/i8").data == i8);
+  CHECK(r.read_array<std::uint8_t>("/extra/u8").data == u8);
+  CHECK(r.read_array<std::int32_t>("/extra/i32").data == i32);
+  CHECK(r.read_array<std::int64_t>("/extra/i64").data == i64);
+  CHECK(r.read_array<float>("/extra/f32").data == f32);
+  const auto d = r.read_array<double>("/extra/f64");
+  CHECK(d.data == f64);
+  CHECK(d.shape == Shape{3, 1});
+  const Attributes a = r.attributes("/extra");
+  CHECK(std::get<std::int64_t>(a.at("int")) == -3);
+  CHECK(std::get<double>(a.at("real")) == 2.75);
+  CHECK(std::get<std::string>(a.at("text")) == "ünïcode ok");
+  CHECK(std::get<std::vector<std::int64_t>>(a.at("ints")) == std::vector<std::int64_t>{1, 2, 3});
+  CHECK(std::get<std::vector<double>>(a.at("reals")) == std::vector<double>{0.5, 1.5});
+  CHECK(std::get<std::vector<std::string>>(a.at("texts")) ==
+        std::vector<std::string>{"a", "", "ccc"});
+}
+
+TEST_CASE("cache: per-frame point attributes, 2D sequences and static point arrays") {
+  TempDir dir;
+  const auto path = dir / "p.h5";
+  const int n = 10;
+  {
+    CacheWriter w(path, test_provenance());
+    auto& s = w.add_sequence("dam", {100.0, 2});
+    std::vector<std::int8_t> type(n, 0);
+    type[0] = 2;
+    s.write_static("points/type", view(type));
+    s.declare_frame_array("points/pressure", ElementType::Float64, {n});
+    for (int f = 0; f < 3; ++f) {
+      Points2 p = Points2::Constant(n, 2, f * 0.5);
+      Eigen::VectorXd pr = Eigen::VectorXd::LinSpaced(n, 0.0, 1.0 + f);
+      s.append_frame(f, f * 0.01, {{"points/position", view(p)}, {"points/pressure", view(pr)}});
+    }
+    w.commit();
+  }
+  CacheReader r(path);
+  auto s = r.sequence("dam");
+  CHECK(s.dimension() == 2);
+  CHECK(s.shape("points/position") == Shape{3, n, 2});
+  CHECK_FALSE(s.is_per_frame("points/type"));
+  CHECK(s.read_static<std::int32_t>("points/type").data[0] == 2);
+  const auto pr = s.read_frame<double>("points/pressure", 2);
+  CHECK(pr.shape == Shape{n});
+  CHECK(pr.data.back() == 3.0);  // declared float64: exact
+  CHECK(s.positions(1)(4, 1) == 0.5);
+  CHECK_THROWS_AS(s.read_frame<double>("points/pressure", 3), IoError);
+}
+
+TEST_CASE("cache: level-set grids carry their spec and are clamped to the band") {
+  TempDir dir;
+  const auto path = dir / "g.h5";
+  GridSpec spec;
+  spec.nx = 8;
+  spec.ny = 4;
+  spec.nz = 2;
+  spec.origin = {1.0, 2.0, 3.0};
+  spec.voxel_size = 0.1;
+  spec.background = 3.0;
+  {
+    CacheWriter w(path, test_provenance());
+    auto& s = w.add_sequence("surface", {30.0, 3});
+    s.declare_grid("surface", spec);
+    std::vector<float> phi(8 * 4 * 2);
+    for (std::size_t i = 0; i < phi.size(); ++i) phi[i] = static_cast<float>(i) * 0.1f - 2.0f;
+    s.append_frame(1, 0.0, {{"grids/surface", view(phi, {2, 4, 8})}});
+    w.commit();
+  }
+  CacheReader r(path);
+  auto s = r.sequence("surface");
+  const GridSpec g = s.grid_spec("surface");
+  CHECK(g.nx == 8);
+  CHECK(g.nz == 2);
+  CHECK(g.origin.y() == 2.0);
+  CHECK(g.voxel_size == 0.1);
+  CHECK(g.grid_class == GridClass::LevelSet);
+  CHECK(g.background == doctest::Approx(3.0));
+  const auto phi = s.read_frame<float>("grids/surface", 0);
+  CHECK(phi.shape == Shape{2, 4, 8});
+  // Values below -0.3 and above 0.3 (3 voxels of 0.1) are clamped.
+  CHECK(phi.data.front() == doctest::Approx(-0.3f));
+  CHECK(phi.data.back() == doctest::Approx(0.3f));
+  CHECK(phi.data[20] == doctest::Approx(0.0f).epsilon(1e-6));
+}
+
+TEST_CASE("cache: a 1,000-frame sequence streams with flat memory") {
+  TempDir dir;
+  const auto path = dir / "long.h5";
+  const int n = 20000;  // 240 KB per frame as float32: 240 MB over 1,000 frames
+  long rss_after_100 = 0, rss_after_1000 = 0;
+  {
+    CacheWriter w(path, test_provenance(), WriteOptions{1});
+    auto& s = w.add_sequence("long", {24.0, 3});
+    for (int f = 0; f < 1000; ++f) {
+      const Points3 p = wave_points(f, n);
+      s.append_frame(f, f / 24.0, {{"points/position", view(p)}});
+      if (f == 99) rss_after_100 = resident_kib();
+    }
+    rss_after_1000 = resident_kib();
+    w.commit();
+  }
+  MESSAGE("RSS after 100 frames " << rss_after_100 << " KiB, after 1000 " << rss_after_1000
+                                  << " KiB");
+  // Keeping the frames would add ~210 MB; HDF5's chunk cache is bounded at 1 MiB per dataset.
+  // 16 MiB of slack covers allocator noise.
+  CHECK(rss_after_1000 - rss_after_100 < 16 * 1024);
+
+  CacheReader r(path);
+  auto s = r.sequence("long");
+  CHECK(s.frame_count() == 1000);
+  long rss_read_start = resident_kib();
+  double checksum = 0;
+  for (std::size_t f = 0; f < 1000; ++f)
+    checksum += s.read_frame<float>("points/position", f).data[3 * 7 + 1];
+  long rss_read_end = resident_kib();
+  MESSAGE("reading: RSS " << rss_read_start << " -> " << rss_read_end << " KiB");
+  CHECK(rss_read_end - rss_read_start < 16 * 1024);
+  double want = 0;
+  for (int f = 0; f < 1000; ++f) want += static_cast<float>(std::sin(0.1 * 7 + 0.05 * f));
+  CHECK(checksum == doctest::Approx(want).epsilon(1e-9));
+}
+
+TEST_CASE("cache: a writer that throws or is destroyed without commit leaves no file") {
+  TempDir dir;
+  const auto path = dir / "never.h5";
+  std::filesystem::path tmp;
+  try {
+    CacheWriter w(path, test_provenance());
+    tmp = w.temporary_path();
+    auto& s = w.add_sequence("s", {24.0, 3});
+    const Points3 p = wave_points(0, 5);
+    s.append_frame(1, 0.0, {{"points/position", view(p)}});
+    CHECK(std::filesystem::exists(tmp));
+    throw std::runtime_error("simulated failure");
+  } catch (const std::runtime_error&) {
+  }
+  CHECK_FALSE(std::filesystem::exists(path));
+  CHECK_FALSE(std::filesystem::exists(tmp));
+  CHECK(std::filesystem::is_empty(dir.path()));
+}
+
+TEST_CASE("cache: a failed run does not replace an existing file") {
+  TempDir dir;
+  const auto path = dir / "keep.h5";
+  write_small_cache(path, 3, 10);
+  const auto size = std::filesystem::file_size(path);
+  {
+    CacheWriter w(path, test_provenance());
+    w.add_sequence("other", {24.0, 3});
+    // no commit
+  }
+  CacheReader r(path);
+  CHECK(r.sequence_names() == std::vector<std::string>{"s"});
+  CHECK(std::filesystem::file_size(path) == size);
+}
+
+TEST_CASE("cache: a frame with a wrong shape is rejected and the sequence stays whole") {
+  TempDir dir;
+  const auto path = dir / "roll.h5";
+  CacheWriter w(path, test_provenance());
+  auto& s = w.add_sequence("s", {24.0, 3});
+  s.declare_frame_array("points/velocity", ElementType::Float32, {4, 3});
+  const Points3 p = wave_points(0, 4);
+  s.append_frame(1, 0.0, {{"points/position", view(p)}, {"points/velocity", view(p)}});
+  const Points3 bad = wave_points(0, 5);
+  CHECK_THROWS_WITH_AS(
+      s.append_frame(2, 0.1, {{"points/position", view(p)}, {"points/velocity", view(bad)}}),
+      doctest::Contains("/sequences/s/points/velocity: frame 2: expected shape [4, 3], got [5, 3]"),
+      IoError);
+  CHECK_THROWS_WITH_AS(s.append_frame(2, 0.1, {{"points/position", view(p)}}),
+                       doctest::Contains("missing from frame 2"), IoError);
+  CHECK_THROWS_WITH_AS(s.append_frame(1, 0.1, {{"points/position", view(p)}}),
+                       doctest::Contains("frame numbers must increase"), IoError);
+  CHECK(s.frame_count() == 1);
+  s.append_frame(2, 0.1, {{"points/position", view(p)}, {"points/velocity", view(p)}});
+  w.commit();
+  CacheReader r(path);
+  auto seq = r.sequence("s");
+  CHECK(seq.frame_count() == 2);
+  CHECK(seq.shape("points/velocity") == Shape{2, 4, 3});
+}
+
+TEST_CASE("cache: writer rejects what breaks the layout") {
+  TempDir dir;
+  CacheWriter w(dir / "bad.h5", test_provenance());
+  CHECK_THROWS_AS(w.add_sequence("a/b", {24.0, 3}), IoError);
+  CHECK_THROWS_AS(w.add_sequence("x", {0.0, 3}), IoError);
+  CHECK_THROWS_AS(w.add_sequence("x", {24.0, 4}), IoError);
+  auto& s = w.add_sequence("s", {24.0, 3});
+  CHECK_THROWS_AS(w.add_sequence("s", {24.0, 3}), IoError);
+  Points2 flat = Points2::Zero(4, 2);
+  CHECK_THROWS_WITH_AS(s.write_static("rest/position", view(flat)),
+                       doctest::Contains("expected float [N, 3], got float64 [4, 2]"), IoError);
+  const Points3 p = wave_points(0, 4);
+  s.write_static("rest/position", view(p));
+  Triangles t(1, 3);
+  t << 0, 1, 9;
+  CHECK_THROWS_WITH_AS(s.write_static("topology/triangles", view(t)), doctest::Contains("index 9"),
+                       IoError);
+  const Points3 p5 = wave_points(0, 5);
+  CHECK_THROWS_WITH_AS(s.append_frame(0, 0.0, {{"points/position", view(p5)}}),
+                       doctest::Contains("expected 4 points"), IoError);
+  CHECK_THROWS_AS(w.write_array("/sequences/s/x", view(p)), IoError);
+}
+
+TEST_CASE("cache: output directory that does not exist is a clear error") {
+  TempDir dir;
+  CHECK_THROWS_WITH_AS(CacheWriter(dir / "no/such/dir/c.h5", test_provenance()),
+                       doctest::Contains("does not exist"), IoError);
+}
+
+TEST_CASE("cache: reader errors name the file and the dataset") {
+  TempDir dir;
+  const auto good = dir / "good.h5";
+  write_small_cache(good, 4, 12);
+
+  SUBCASE("missing file") {
+    CHECK(message_of([&] { CacheReader r(dir / "nope.h5"); }).find("nope.h5: no such file") !=
+          std::string::npos);
+  }
+  SUBCASE("not HDF5") {
+    std::ofstream(dir / "text.h5") << "hello";
+    CHECK(message_of([&] { CacheReader r(dir / "text.h5"); }).find("text.h5: not an HDF5 file") !=
+          std::string::npos);
+  }
+  SUBCASE("truncated") {
+    const auto cut = dir / "cut.h5";
+    std::filesystem::copy_file(good, cut);
+    std::filesystem::resize_file(cut, std::filesystem::file_size(good) / 2);
+    const std::string m = message_of([&] {
+      CacheReader r(cut);
+      auto s = r.sequence("s");
+      for (std::size_t f = 0; f < s.frame_count(); ++f) s.positions(f);
+    });
+    INFO(m);
+    CHECK(m.find("cut.h5") != std::string::npos);
+    CHECK(m != "(no IoError)");
+  }
+  SUBCASE("wrong format name") {
+    const auto other = dir / "other.h5";
+    hid_t f = H5Fcreate(other.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t space = H5Screate(H5S_SCALAR);
+    hid_t type = H5Tcopy(H5T_C_S1);
+    H5Tset_size(type, 5);
+    hid_t a = H5Acreate2(f, "format", type, space, H5P_DEFAULT, H5P_DEFAULT);
+    H5Awrite(a, type, "other");
+    H5Aclose(a);
+    H5Tclose(type);
+    H5Sclose(space);
+    H5Fclose(f);
+    const std::string m = message_of([&] { CacheReader r(other); });
+    CHECK(m.find("other.h5: /: attribute format: expected \"datadyn-cache\", got \"other\"") !=
+          std::string::npos);
+  }
+  SUBCASE("wrong shape") {
+    // Rewrite the sequence's time with one entry too many: position's F no longer matches.
+    const auto bad = dir / "shape.h5";
+    std::filesystem::copy_file(good, bad);
+    hid_t f = H5Fopen(bad.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    H5Ldelete(f, "/sequences/s/time", H5P_DEFAULT);
+    hsize_t dims[1] = {5};
+    hid_t space = H5Screate_simple(1, dims, nullptr);
+    hid_t ds = H5Dcreate2(f, "/sequences/s/time", H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT,
+                          H5P_DEFAULT);
+    double t[5] = {0, 1, 2, 3, 4};
+    H5Dwrite(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, t);
+    H5Dclose(ds);
+    H5Sclose(space);
+    H5Fclose(f);
+    CacheReader r(bad);
+    const std::string m = message_of([&] { r.sequence("s"); });
+    INFO(m);
+    CHECK(m.find("shape.h5: /sequences/s/frame: expected int64 [5]") != std::string::npos);
+  }
+  SUBCASE("unknown sequence") {
+    CacheReader r(good);
+    CHECK(message_of([&] { r.sequence("nope"); }).find("no such sequence (the cache has: s)") !=
+          std::string::npos);
+  }
+}
+
+TEST_CASE("cache: the same inputs give the same bytes (SOURCE_DATE_EPOCH pins created_utc)") {
+  TempDir dir;
+  setenv("SOURCE_DATE_EPOCH", "1700000000", 1);
+  write_small_cache(dir / "a.h5", 5, 30);
+  write_small_cache(dir / "b.h5", 5, 30);
+  unsetenv("SOURCE_DATE_EPOCH");
+  auto bytes = [](const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const std::string a = bytes(dir / "a.h5"), b = bytes(dir / "b.h5");
+  CHECK(a.size() == b.size());
+  CHECK(a == b);
+  CHECK(CacheReader(dir / "a.h5").provenance().created_utc == "2023-11-14T22:13:20Z");
+}
