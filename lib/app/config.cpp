@@ -1,0 +1,290 @@
+#include "app/config.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+namespace datadyn::app {
+
+namespace detail {
+
+struct ConfigState {
+  json doc = json::object();
+  std::string source;
+  struct Override {
+    std::string pointer;  // "/solver/dt"
+    std::string text;     // "0.002"
+    std::string origin;   // "--set solver.dt"
+    bool used = false;
+  };
+  std::vector<Override> overrides;
+  json resolved = json::object();
+};
+
+json override_to_json(const std::string& text, bool want_bool, bool want_number, bool want_string,
+                      bool want_list) {
+  auto unquote = [](const std::string& t) {
+    if (t.size() >= 2 &&
+        ((t.front() == '"' && t.back() == '"') || (t.front() == '\'' && t.back() == '\'')))
+      return t.substr(1, t.size() - 2);
+    return t;
+  };
+  if (want_string) return json(unquote(text));
+  if (want_bool) {
+    std::string t = text;
+    std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (t == "true" || t == "1" || t == "yes" || t == "on") return true;
+    if (t == "false" || t == "0" || t == "no" || t == "off") return false;
+    return json(text);
+  }
+  auto scalar = [&](const std::string& t) -> json {
+    json j = json::parse(t, nullptr, false);
+    if (!j.is_discarded() && (j.is_number() || j.is_boolean())) return j;
+    return json(unquote(t));
+  };
+  if (want_number) return scalar(text);
+  if (want_list) {
+    if (!text.empty() && text.front() == '[') {
+      json j = json::parse(text, nullptr, false);
+      return j.is_discarded() ? json(text) : j;
+    }
+    json arr = json::array();
+    if (text.empty()) return arr;
+    std::stringstream ss(text);
+    std::string item;
+    while (std::getline(ss, item, ',')) arr.push_back(scalar(item));
+    return arr;
+  }
+  json j = json::parse(text, nullptr, false);
+  return j.is_discarded() ? json(text) : j;
+}
+
+}  // namespace detail
+
+namespace {
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+/// " (did you mean \"dt\"?)" or the list of known keys, for an unknown key's message.
+std::string suggestion(const std::string& key, const json& known_object) {
+  if (!known_object.is_object() || known_object.empty()) return " (no keys are known here)";
+  std::string best;
+  std::size_t best_d = std::numeric_limits<std::size_t>::max();
+  std::string all;
+  for (const auto& [k, v] : known_object.items()) {
+    const std::size_t d = edit_distance(key, k);
+    if (d < best_d) {
+      best_d = d;
+      best = k;
+    }
+    all += (all.empty() ? "" : ", ") + k;
+  }
+  if (best_d <= std::max<std::size_t>(2, key.size() / 3))
+    return " (did you mean \"" + best + "\"?)";
+  return " (known keys: " + all + ")";
+}
+
+std::string parent_pointer(const std::string& p) {
+  const std::size_t slash = p.rfind('/');
+  return slash == std::string::npos ? std::string() : p.substr(0, slash);
+}
+
+std::string last_token(const std::string& p) {
+  const std::size_t slash = p.rfind('/');
+  return slash == std::string::npos ? p : p.substr(slash + 1);
+}
+
+const json* find(const json& doc, const std::string& pointer) {
+  if (pointer.empty()) return &doc;
+  const json::json_pointer ptr(pointer);
+  if (!doc.contains(ptr)) return nullptr;
+  return &doc.at(ptr);
+}
+
+}  // namespace
+
+std::string Range::describe(const std::string& noun) const {
+  std::ostringstream os;
+  os << noun;
+  if (min && max) {
+    os << " in " << (min_exclusive ? "(" : "[") << *min << ", " << *max
+       << (max_exclusive ? ")" : "]");
+  } else if (min) {
+    os << (min_exclusive ? " > " : " >= ") << *min;
+  } else if (max) {
+    os << (max_exclusive ? " < " : " <= ") << *max;
+  }
+  return os.str();
+}
+
+std::string json_text(const json& j) {
+  return j.dump();
+}
+
+ConfigReader ConfigReader::from_json(json document, std::string source,
+                                     const std::vector<std::string>& sets) {
+  auto state = std::make_shared<detail::ConfigState>();
+  if (!document.is_object())
+    throw ConfigError(source, "/", "a JSON object at the top level", json_text(document));
+  state->doc = std::move(document);
+  state->source = std::move(source);
+  for (const std::string& s : sets) {
+    const std::size_t eq = s.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw ConfigError(ConfigError::FreeText{}, "--set " + s, "",
+                        "expected key.path=value (e.g. solver.dt=0.002)");
+    }
+    const std::string key = s.substr(0, eq);
+    std::string pointer;
+    std::stringstream ss(key);
+    std::string part;
+    while (std::getline(ss, part, '.')) {
+      if (part.empty())
+        throw ConfigError(ConfigError::FreeText{}, "--set " + s, "", "empty key in '" + key + "'");
+      pointer += "/" + part;
+    }
+    state->overrides.push_back({pointer, s.substr(eq + 1), "--set " + key, false});
+  }
+  return ConfigReader(std::move(state), "");
+}
+
+ConfigReader ConfigReader::load(const std::optional<std::filesystem::path>& file,
+                                const std::vector<std::string>& sets) {
+  if (!file) return from_json(json::object(), "<defaults>", sets);
+  const std::string name = file->string();
+  std::ifstream in(*file);
+  if (!in) {
+    throw ConfigError(ConfigError::FreeText{}, name, "",
+                      std::filesystem::exists(*file) ? "cannot read the file" : "no such file");
+  }
+  std::stringstream buf;
+  buf << in.rdbuf();
+  json doc;
+  try {
+    doc = json::parse(buf.str(), nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/true);
+  } catch (const json::parse_error& e) {
+    // nlohmann's message: "[json.exception.parse_error.101] parse error at line 3, column 5: ..."
+    std::string what = e.what();
+    const std::size_t p = what.find("parse error");
+    throw ConfigError(ConfigError::FreeText{}, name, "",
+                      "invalid JSON: " + (p == std::string::npos ? what : what.substr(p)));
+  }
+  return from_json(std::move(doc), name, sets);
+}
+
+const json& ConfigReader::resolved() const {
+  return state_->resolved;
+}
+const std::string& ConfigReader::source() const {
+  return state_->source;
+}
+
+ConfigReader::Raw ConfigReader::raw(const std::string& key) const {
+  const std::string p = pointer_ + "/" + key;
+  Raw r;
+  r.origin = state_->source;
+  for (auto& o : state_->overrides) {
+    if (o.pointer == p) {
+      o.used = true;
+      r.override = &o.text;
+      r.origin = o.origin;
+    }
+  }
+  if (!r.override) r.value = find(state_->doc, p);
+  return r;
+}
+
+bool ConfigReader::has(const std::string& key) const {
+  const std::string p = pointer_ + "/" + key;
+  for (const auto& o : state_->overrides)
+    if (o.pointer == p) return true;
+  return find(state_->doc, p) != nullptr;
+}
+
+void ConfigReader::record(const std::string& key, json value) {
+  state_->resolved[json::json_pointer(pointer_ + "/" + key)] = std::move(value);
+}
+
+void ConfigReader::fail_at(const Raw& r, const std::string& key, const std::string& expected,
+                           const std::string& got) const {
+  throw ConfigError(r.origin, pointer_ + "/" + key, expected, got);
+}
+
+void ConfigReader::fail(const std::string& key, const std::string& expected) const {
+  const Raw r = raw(key);
+  const std::string got = r.override ? json_text(json(*r.override))
+                          : r.value  ? json_text(*r.value)
+                                     : "nothing";
+  fail_at(r, key, expected, got);
+}
+
+void ConfigReader::get_json(const std::string& key, json& value) {
+  const Raw r = raw(key);
+  if (r.override)
+    value = detail::override_to_json(*r.override, false, false, false, false);
+  else if (r.value)
+    value = *r.value;
+  record(key, value);
+}
+
+ConfigReader ConfigReader::child(const std::string& key) {
+  const std::string p = pointer_ + "/" + key;
+  for (auto& o : state_->overrides) {
+    if (o.pointer == p) {
+      o.used = true;
+      throw ConfigError(o.origin, p,
+                        "a key inside this section (e.g. " + o.origin.substr(6) + ".<key>=value)",
+                        "a value for the section itself");
+    }
+  }
+  if (const json* v = find(state_->doc, p); v && !v->is_object())
+    throw ConfigError(state_->source, p, "an object", json_text(*v));
+  const json::json_pointer jp(p);
+  if (!state_->resolved.contains(jp)) state_->resolved[jp] = json::object();
+  return ConfigReader(state_, p);
+}
+
+void ConfigReader::finish() const {
+  const json& resolved = state_->resolved;
+  // Keys in the document that no reader asked for.
+  std::function<void(const json&, const std::string&)> walk = [&](const json& node,
+                                                                  const std::string& p) {
+    const json* known = find(resolved, p);
+    if (!known) return;
+    if (node.is_object() && known->is_object()) {
+      for (const auto& [k, v] : node.items()) {
+        const std::string kp = p + "/" + k;
+        if (!find(resolved, kp)) {
+          throw ConfigError(ConfigError::FreeText{}, state_->source, kp,
+                            "unknown key \"" + k + "\"" + suggestion(k, *known));
+        }
+        walk(v, kp);
+      }
+    } else if (node.is_array() && known->is_array()) {
+      for (std::size_t i = 0; i < node.size(); ++i) walk(node[i], p + "/" + std::to_string(i));
+    }
+  };
+  walk(state_->doc, "");
+  for (const auto& o : state_->overrides) {
+    if (o.used) continue;
+    const json* parent = find(resolved, parent_pointer(o.pointer));
+    throw ConfigError(ConfigError::FreeText{}, o.origin, o.pointer,
+                      "unknown key \"" + last_token(o.pointer) + "\"" +
+                          suggestion(last_token(o.pointer), parent ? *parent : json()));
+  }
+}
+
+}  // namespace datadyn::app

@@ -1,0 +1,352 @@
+#pragma once
+/// @file
+/// Config loading for every tool: JSON with comments, defaults in code, `--set a.b=value`
+/// overrides parsed by the type of the value they replace, unknown keys rejected with the nearest
+/// known key suggested. A Params struct is filled by one function that calls get() for each field;
+/// the same calls record the resolved config (defaults filled in) for --print-config and for the
+/// provenance of every output.
+///
+///   void read(ConfigReader& r, SolverParams& p) {
+///     r.get("dt", p.dt, positive());          // keeps the default when the key is absent
+///     r.get("substeps", p.substeps, at_least(1));
+///     r.get_enum("method", p.method, {{"greedy", Method::Greedy}, {"optimal", Method::Optimal}});
+///     auto sub = r.child("walls"); read(sub, p.walls);
+///   }
+///
+/// Errors are ConfigError: `config.json: /solver/dt: expected a number > 0, got -0.1`, or
+/// `--set solver.dt: /solver/dt: ...` when the value came from the command line.
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <Eigen/Core>
+#include <nlohmann/json.hpp>
+
+#include "core/errors.hpp"
+
+namespace datadyn::app {
+
+using json = nlohmann::json;
+
+/// A check on a number: what it accepts, in words for the error message.
+struct Range {
+  std::optional<double> min, max;
+  bool min_exclusive = false, max_exclusive = false;
+  bool accepts(double v) const {
+    if (min && (min_exclusive ? !(v > *min) : !(v >= *min))) return false;
+    if (max && (max_exclusive ? !(v < *max) : !(v <= *max))) return false;
+    return true;
+  }
+  /// "a number > 0", "an integer in [1, 10]": `noun` is the type's name.
+  std::string describe(const std::string& noun = "a number") const;
+};
+inline Range positive() {
+  return {0.0, std::nullopt, true, false};
+}
+inline Range non_negative() {
+  return {0.0, std::nullopt, false, false};
+}
+inline Range at_least(double v) {
+  return {v, std::nullopt, false, false};
+}
+inline Range in_range(double lo, double hi) {
+  return {lo, hi, false, false};
+}
+inline Range unit_interval() {
+  return in_range(0.0, 1.0);
+}
+
+/// JSON text of a value for messages ("-0.1", "\"abc\"", "[1, 2]").
+std::string json_text(const json& j);
+
+namespace detail {
+struct ConfigState;
+}
+
+class ConfigReader {
+ public:
+  /// Reads the config at `file` (nullopt: built-in defaults only) with `--set` overrides
+  /// ("a.b=value", "list.0.key=value"). Throws ConfigError for an unreadable file, a JSON syntax
+  /// error (with line and column) or a malformed override.
+  static ConfigReader load(const std::optional<std::filesystem::path>& file,
+                           const std::vector<std::string>& sets = {});
+  /// The same from an in-memory document; `source` names it in messages.
+  static ConfigReader from_json(json document, std::string source,
+                                const std::vector<std::string>& sets = {});
+
+  /// Reads key into value (kept as is when absent), checks it and records it as resolved.
+  /// T: bool, int, int64_t, size_t, double, float, std::string, std::vector of those,
+  /// std::array<double, N>, Eigen::Vector2d/3d.
+  template <class T>
+  void get(const std::string& key, T& value, const Range& range = {});
+  /// Like get, but the key must be present (in the file or a --set).
+  template <class T>
+  void require(const std::string& key, T& value, const Range& range = {});
+  /// A string from a fixed set of names mapped to an enum.
+  template <class E>
+  void get_enum(const std::string& key, E& value,
+                const std::vector<std::pair<std::string, E>>& names);
+  /// Any JSON under key, taken as it is (free-form sections); the whole subtree counts as known.
+  void get_json(const std::string& key, json& value);
+
+  /// Whether the key is given (in the file or a --set).
+  bool has(const std::string& key) const;
+  /// Reader for the object at key (absent: an empty object, so every default is recorded).
+  ConfigReader child(const std::string& key);
+  /// Reads a list of objects: when present it replaces `items` (each element starts from
+  /// `prototype` and is read by `read`); when absent each default element is read to record it.
+  template <class T>
+  void get_list(const std::string& key, std::vector<T>& items, const T& prototype,
+                const std::function<void(ConfigReader&, T&)>& read);
+
+  /// Checks that every key in the document and every --set was used; throws ConfigError naming
+  /// the first unknown one and the nearest known key. Call once after reading everything.
+  void finish() const;
+
+  /// The resolved config: every value read, defaults included.
+  const json& resolved() const;
+  /// JSON pointer of this reader's object ("" for the root).
+  const std::string& pointer() const { return pointer_; }
+  /// Name of the source for messages (the config file, or "<defaults>").
+  const std::string& source() const;
+
+  /// Throws ConfigError for key with "expected <expected>, got <value as given>".
+  [[noreturn]] void fail(const std::string& key, const std::string& expected) const;
+
+ private:
+  ConfigReader(std::shared_ptr<detail::ConfigState> state, std::string pointer)
+      : state_(std::move(state)), pointer_(std::move(pointer)) {}
+
+  struct Raw {
+    const json* value = nullptr;            // from the document
+    const std::string* override = nullptr;  // from --set (raw text)
+    std::string origin;                     // file name or "--set a.b"
+  };
+  Raw raw(const std::string& key) const;
+  void record(const std::string& key, json value);
+  [[noreturn]] void fail_at(const Raw& raw, const std::string& key, const std::string& expected,
+                            const std::string& got) const;
+
+  template <class T>
+  bool convert(const json& j, T& out) const;
+  std::shared_ptr<detail::ConfigState> state_;
+  std::string pointer_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Implementation of the templates.
+
+namespace detail {
+template <class T>
+struct TypeName;
+template <>
+struct TypeName<bool> {
+  static std::string get() { return "true or false"; }
+};
+template <>
+struct TypeName<int> {
+  static std::string get() { return "an integer"; }
+};
+template <>
+struct TypeName<std::int64_t> {
+  static std::string get() { return "an integer"; }
+};
+template <>
+struct TypeName<std::size_t> {
+  static std::string get() { return "an integer >= 0"; }
+};
+template <>
+struct TypeName<double> {
+  static std::string get() { return "a number"; }
+};
+template <>
+struct TypeName<float> {
+  static std::string get() { return "a number"; }
+};
+template <>
+struct TypeName<std::string> {
+  static std::string get() { return "a string"; }
+};
+template <class T>
+struct TypeName<std::vector<T>> {
+  static std::string get() {
+    if constexpr (std::is_same_v<T, bool>)
+      return "a list of true/false values";
+    else if constexpr (std::is_integral_v<T>)
+      return "a list of integers";
+    else if constexpr (std::is_floating_point_v<T>)
+      return "a list of numbers";
+    else
+      return "a list of strings";
+  }
+};
+template <class T, std::size_t N>
+struct TypeName<std::array<T, N>> {
+  static std::string get() { return "a list of " + std::to_string(N) + " numbers"; }
+};
+template <int N>
+struct TypeName<Eigen::Matrix<double, N, 1>> {
+  static std::string get() { return "a list of " + std::to_string(N) + " numbers"; }
+};
+
+/// Parses override text into JSON of the kind T expects: "true"/"0.5"/"abc"/"1,2,3"/"[1,2,3]".
+json override_to_json(const std::string& text, bool want_bool, bool want_number, bool want_string,
+                      bool want_list);
+
+template <class T>
+struct IsNumber : std::bool_constant<std::is_arithmetic_v<T> && !std::is_same_v<T, bool>> {};
+}  // namespace detail
+
+template <class T>
+bool ConfigReader::convert(const json& j, T& out) const {
+  if constexpr (std::is_same_v<T, bool>) {
+    if (!j.is_boolean()) return false;
+    out = j.get<bool>();
+    return true;
+  } else if constexpr (std::is_integral_v<T>) {
+    if (j.is_number_integer() || j.is_number_unsigned()) {
+      if constexpr (std::is_unsigned_v<T>) {
+        if (j.is_number_integer() && j.get<std::int64_t>() < 0) return false;
+      }
+      out = j.get<T>();
+      return true;
+    }
+    if (j.is_number_float()) {  // 3.0 is an integer; 2.5 is not
+      const double d = j.get<double>();
+      if (std::floor(d) != d || !std::isfinite(d)) return false;
+      if constexpr (std::is_unsigned_v<T>) {
+        if (d < 0) return false;
+      }
+      out = static_cast<T>(d);
+      return true;
+    }
+    return false;
+  } else if constexpr (std::is_floating_point_v<T>) {
+    if (!j.is_number()) return false;
+    out = j.get<T>();
+    return std::isfinite(static_cast<double>(out));
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    if (!j.is_string()) return false;
+    out = j.get<std::string>();
+    return true;
+  } else if constexpr (std::is_same_v<T, Eigen::Vector3d> || std::is_same_v<T, Eigen::Vector2d>) {
+    if (!j.is_array() || j.size() != static_cast<std::size_t>(T::RowsAtCompileTime)) return false;
+    for (Eigen::Index i = 0; i < T::RowsAtCompileTime; ++i)
+      if (!convert(j[static_cast<std::size_t>(i)], out[i])) return false;
+    return true;
+  } else {
+    // std::vector<U> or std::array<U, N>
+    if (!j.is_array()) return false;
+    T tmp{};
+    if constexpr (requires { tmp.resize(0); }) {
+      tmp.resize(j.size());
+    } else {
+      if (j.size() != tmp.size()) return false;
+    }
+    for (std::size_t i = 0; i < j.size(); ++i)
+      if (!convert(j[i], tmp[i])) return false;
+    out = std::move(tmp);
+    return true;
+  }
+}
+
+template <class T>
+void ConfigReader::get(const std::string& key, T& value, const Range& range) {
+  const Raw r = raw(key);
+  std::string expected = detail::TypeName<T>::get();
+  constexpr bool numeric = detail::IsNumber<T>::value;
+  if (numeric && (range.min || range.max))
+    expected = range.describe(std::is_integral_v<T> ? "an integer" : "a number");
+  if (r.value || r.override) {
+    json j;
+    if (r.override) {
+      constexpr bool is_list = !std::is_arithmetic_v<T> && !std::is_same_v<T, std::string>;
+      j = detail::override_to_json(*r.override, std::is_same_v<T, bool>, numeric,
+                                   std::is_same_v<T, std::string>, is_list);
+    } else {
+      j = *r.value;
+    }
+    T parsed{};
+    if (!convert(j, parsed)) fail_at(r, key, expected, json_text(j));
+    if constexpr (numeric) {
+      if (!range.accepts(static_cast<double>(parsed))) fail_at(r, key, expected, json_text(j));
+    } else if constexpr (!std::is_same_v<T, bool> && !std::is_same_v<T, std::string>) {
+      if (range.min || range.max) {
+        for (const auto& x : parsed)
+          if (!range.accepts(static_cast<double>(x)))
+            fail_at(r, key, expected + ", each" + range.describe(""), json_text(j));
+      }
+    }
+    value = std::move(parsed);
+  }
+  if constexpr (std::is_same_v<T, Eigen::Vector3d> || std::is_same_v<T, Eigen::Vector2d>) {
+    json arr = json::array();
+    for (Eigen::Index i = 0; i < value.size(); ++i) arr.push_back(value[i]);
+    record(key, arr);
+  } else {
+    record(key, json(value));
+  }
+}
+
+template <class T>
+void ConfigReader::require(const std::string& key, T& value, const Range& range) {
+  if (!has(key)) fail(key, detail::TypeName<T>::get() + " (this key is required)");
+  get(key, value, range);
+}
+
+template <class E>
+void ConfigReader::get_enum(const std::string& key, E& value,
+                            const std::vector<std::pair<std::string, E>>& names) {
+  std::string expected = "one of";
+  for (std::size_t i = 0; i < names.size(); ++i)
+    expected += (i ? ", \"" : " \"") + names[i].first + "\"";
+  std::string name;
+  for (const auto& [n, e] : names)
+    if (e == value) name = n;
+  const Raw r = raw(key);
+  if (r.value || r.override) {
+    json j = r.override ? json(*r.override) : *r.value;
+    bool found = false;
+    if (j.is_string()) {
+      for (const auto& [n, e] : names) {
+        if (n == j.get<std::string>()) {
+          value = e;
+          name = n;
+          found = true;
+        }
+      }
+    }
+    if (!found) fail_at(r, key, expected, json_text(j));
+  }
+  record(key, name);
+}
+
+template <class T>
+void ConfigReader::get_list(const std::string& key, std::vector<T>& items, const T& prototype,
+                            const std::function<void(ConfigReader&, T&)>& read) {
+  const Raw r = raw(key);
+  if (r.override)
+    fail_at(r, key, "a list of objects (set its elements, e.g. " + key + ".0.name=...)",
+            "\"" + *r.override + "\"");
+  if (r.value) {
+    if (!r.value->is_array()) fail_at(r, key, "a list of objects", json_text(*r.value));
+    items.assign(r.value->size(), prototype);
+  }
+  record(key, json::array());
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    ConfigReader sub = child(key + "/" + std::to_string(i));
+    read(sub, items[i]);
+  }
+}
+
+}  // namespace datadyn::app

@@ -1,0 +1,83 @@
+#include "app/logging.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <mutex>
+
+#include <spdlog/sinks/base_sink.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <nlohmann/json.hpp>
+
+#include "core/errors.hpp"
+
+namespace datadyn::app {
+
+namespace {
+
+LogFormat g_format = LogFormat::Text;
+
+/// One JSON object per line on stderr, flushed per message.
+class JsonLinesSink : public spdlog::sinks::base_sink<std::mutex> {
+ public:
+  explicit JsonLinesSink(std::string tool) : tool_(std::move(tool)) {}
+
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    const auto t = std::chrono::system_clock::to_time_t(msg.time);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    const auto ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(msg.time.time_since_epoch()).count() %
+        1000;
+    char stamp[40];
+    std::snprintf(stamp, sizeof stamp, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                  static_cast<int>(ms));
+    nlohmann::json j;
+    j["time"] = stamp;
+    j["level"] = std::string(spdlog::level::to_string_view(msg.level).data(),
+                             spdlog::level::to_string_view(msg.level).size());
+    j["tool"] = tool_;
+    j["message"] = std::string(msg.payload.data(), msg.payload.size());
+    const std::string line =
+        j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    std::fwrite(line.data(), 1, line.size(), stderr);
+    std::fflush(stderr);
+  }
+  void flush_() override { std::fflush(stderr); }
+
+ private:
+  std::string tool_;
+};
+
+}  // namespace
+
+void setup_logging(const std::string& tool, const std::string& level, const std::string& format) {
+  const auto lvl = spdlog::level::from_str(level);
+  if (lvl == spdlog::level::off && level != "off") {
+    throw UsageError("--log-level '" + level +
+                     "': expected one of trace, debug, info, warn, error, off");
+  }
+  spdlog::sink_ptr sink;
+  if (format == "text") {
+    sink = std::make_shared<spdlog::sinks::stderr_color_sink_mt>(spdlog::color_mode::automatic);
+    sink->set_pattern("[%H:%M:%S.%e] [%^%l%$] %v");
+    g_format = LogFormat::Text;
+  } else if (format == "json") {
+    sink = std::make_shared<JsonLinesSink>(tool);
+    g_format = LogFormat::Json;
+  } else {
+    throw UsageError("--log-format '" + format + "': expected text or json");
+  }
+  auto logger = std::make_shared<spdlog::logger>(tool, sink);
+  logger->set_level(lvl);
+  logger->flush_on(spdlog::level::trace);  // farm logs must show progress as it happens
+  spdlog::set_default_logger(logger);
+}
+
+LogFormat log_format() {
+  return g_format;
+}
+
+}  // namespace datadyn::app

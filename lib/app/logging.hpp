@@ -1,0 +1,22 @@
+#pragma once
+/// @file
+/// Logging for every tool: spdlog to stderr, as text (`[12:00:01.123] [info] message`) or as JSON
+/// lines (`{"time": ..., "level": "info", "tool": "mps-gen", "message": "..."}`) that a farm's log
+/// collector can parse.
+
+#include <string>
+
+#include <spdlog/spdlog.h>
+
+namespace datadyn::app {
+
+enum class LogFormat { Text, Json };
+
+/// Installs the default logger. `level` is one of trace, debug, info, warn, error, off.
+/// Throws UsageError for an unknown level or format.
+void setup_logging(const std::string& tool, const std::string& level, const std::string& format);
+
+/// The format chosen by the last setup_logging call.
+LogFormat log_format();
+
+}  // namespace datadyn::app

@@ -1,0 +1,120 @@
+#include "app/progress.hpp"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+
+#include <spdlog/spdlog.h>
+
+#include "app/logging.hpp"
+#include "core/errors.hpp"
+
+namespace datadyn::app {
+
+namespace {
+
+std::atomic<int> g_signal{0};
+
+// The first signal asks the work to stop at the next tick (outputs discarded cleanly); a second
+// one, if the work is stuck outside a tick, terminates the process the default way.
+extern "C" void on_signal(int sig) {
+  if (g_signal.exchange(sig) != 0) {
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+  }
+}
+
+std::string clock_text(double seconds) {
+  if (!(seconds >= 0) || seconds > 1e7) return "--:--:--";
+  const long s = static_cast<long>(seconds + 0.5);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", s / 3600, (s / 60) % 60, s % 60);
+  return buf;
+}
+
+std::string rate_text(double seconds_per_unit) {
+  char buf[32];
+  if (seconds_per_unit < 1.0)
+    std::snprintf(buf, sizeof buf, "%.3g ms", seconds_per_unit * 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%.3g s", seconds_per_unit);
+  return buf;
+}
+
+}  // namespace
+
+void install_interrupt_handlers() {
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+}
+
+void check_interrupted() {
+  if (const int sig = g_signal.load()) {
+    throw RunError(std::string("interrupted by ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
+                   "; unfinished outputs were discarded");
+  }
+}
+
+Progress::Progress(std::string unit, std::size_t total)
+    : unit_(std::move(unit)), total_(total), start_(std::chrono::steady_clock::now()) {
+  bar_ = isatty(STDERR_FILENO) && log_format() == LogFormat::Text &&
+         spdlog::default_logger()->level() == spdlog::level::info;
+}
+
+Progress::~Progress() {
+  if (!finished_ && done_ > 0 && bar_) std::fputc('\n', stderr);
+}
+
+std::string Progress::format_line(const std::string& unit, std::size_t done, std::size_t total,
+                                  double seconds, const std::string& note) {
+  const double per = done ? seconds / static_cast<double>(done) : 0.0;
+  const int pct =
+      total ? static_cast<int>(100.0 * static_cast<double>(done) / static_cast<double>(total))
+            : 100;
+  std::string line = unit + " " + std::to_string(done) + "/" + std::to_string(total) + " (" +
+                     std::to_string(pct) + "%) " + rate_text(per) + "/" + unit + ", eta " +
+                     clock_text(per * static_cast<double>(total > done ? total - done : 0));
+  if (!note.empty()) line += ", " + note;
+  return line;
+}
+
+void Progress::tick(std::size_t n, const std::string& note) {
+  check_interrupted();
+  done_ += n;
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const std::string line = format_line(unit_, done_, total_, seconds, note);
+  if (bar_) {
+    const int width = 30;
+    const int filled = total_ ? static_cast<int>(width * done_ / total_) : width;
+    std::fprintf(stderr, "\r[%s%s] %s\033[K", std::string(filled, '#').c_str(),
+                 std::string(width - filled, '.').c_str(), line.c_str());
+    std::fflush(stderr);
+  } else {
+    spdlog::info(line);
+  }
+}
+
+void Progress::finish() {
+  if (finished_) return;
+  finished_ = true;
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  if (bar_ && done_ > 0) std::fputc('\n', stderr);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, " in %.3g s", seconds);
+  spdlog::info("{} {}{}{}", done_, unit_, done_ == 1 ? "" : "s", buf);
+}
+
+ProgressCallback Progress::callback() {
+  return [this](std::size_t done, std::size_t) {
+    if (done > done_)
+      tick(done - done_);
+    else
+      check_interrupted();
+  };
+}
+
+}  // namespace datadyn::app

@@ -1,0 +1,51 @@
+#pragma once
+/// @file
+/// Progress for long work: one flushed line per unit of work on stderr through the logger, e.g.
+///   frame 12/100 (12%) 3.1 ms/frame, eta 0:00:05
+/// (a JSON line with --log-format json), or a bar redrawn in place when stderr is a terminal.
+/// Each tick also checks for SIGINT/SIGTERM and throws RunError, so outputs under construction are
+/// discarded cleanly (their writers remove the temporary files).
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+
+#include "core/progress.hpp"
+
+namespace datadyn::app {
+
+class Progress {
+ public:
+  /// `unit` names one unit of work ("frame", "epoch", "simulation").
+  Progress(std::string unit, std::size_t total);
+  ~Progress();
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+
+  /// Marks `n` more units done; `note` is appended to the line (e.g. "loss 1.2e-3").
+  void tick(std::size_t n = 1, const std::string& note = "");
+  /// Prints the summary line ("100 frames in 12.3 s"); called by the destructor if needed.
+  void finish();
+  /// A callback for kernels that forwards to tick (done counts are absolute).
+  ProgressCallback callback();
+
+  std::size_t done() const { return done_; }
+
+  /// The line for a given state, as printed (for tests).
+  static std::string format_line(const std::string& unit, std::size_t done, std::size_t total,
+                                 double seconds, const std::string& note);
+
+ private:
+  std::string unit_;
+  std::size_t total_, done_ = 0;
+  std::chrono::steady_clock::time_point start_;
+  bool bar_ = false, finished_ = false;
+};
+
+/// Installs SIGINT/SIGTERM handlers that make the next Progress::tick (or check_interrupted)
+/// throw RunError. Called by the tool runner.
+void install_interrupt_handlers();
+/// Throws RunError if a SIGINT/SIGTERM arrived.
+void check_interrupted();
+
+}  // namespace datadyn::app

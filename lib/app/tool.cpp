@@ -1,0 +1,223 @@
+#include "app/tool.hpp"
+
+#include <tbb/global_control.h>
+
+#include <thread>
+
+#include <spdlog/spdlog.h>
+
+#include "app/frame_range.hpp"
+#include "app/logging.hpp"
+#include "core/errors.hpp"
+#include "datadyn/version.hpp"
+
+namespace datadyn::app {
+
+std::string shell_quote(const std::vector<std::string>& args) {
+  std::string out;
+  for (const auto& a : args) {
+    if (!out.empty()) out += ' ';
+    const bool plain = !a.empty() && a.find_first_not_of(
+                                         "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                         "0123456789_-+=/.,:@%#") == std::string::npos;
+    if (plain) {
+      out += a;
+    } else {
+      out += '\'';
+      for (char c : a) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      out += '\'';
+    }
+  }
+  return out;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Context
+
+Context::Context(std::string tool, std::string command, CommonOptions options,
+                 std::string command_line)
+    : tool_(std::move(tool)),
+      command_(std::move(command)),
+      options_(std::move(options)),
+      command_line_(std::move(command_line)) {}
+
+void Context::accept_config(const json& resolved) {
+  resolved_ = resolved;
+  spdlog::debug("resolved config: {}", resolved_.dump());
+  if (options_.print_config) {
+    std::printf("%s\n", resolved_.dump(2).c_str());
+    std::fflush(stdout);
+    throw ExitRequest{0};
+  }
+}
+
+io::Provenance Context::provenance() const {
+  io::Provenance p;
+  p.generator = tool_ + (command_.empty() ? "" : " " + command_) + " " + kVersion;
+  p.command_line = command_line_;
+  p.config_json = resolved_.dump();
+  return p;
+}
+
+std::optional<std::vector<std::int64_t>> Context::frames() const {
+  if (options_.frames.empty()) return std::nullopt;
+  return parse_frame_range(options_.frames);
+}
+
+Shard Context::shard() const {
+  return parse_shard(options_.shard);
+}
+
+int Context::threads() const {
+  if (options_.threads > 0) return options_.threads;
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+std::vector<std::filesystem::path> Context::inputs() const {
+  return {options_.inputs.begin(), options_.inputs.end()};
+}
+
+std::filesystem::path Context::input() const {
+  if (options_.inputs.size() != 1) {
+    throw UsageError("-i/--input: expected exactly one input file, got " +
+                     std::to_string(options_.inputs.size()));
+  }
+  return options_.inputs.front();
+}
+
+std::filesystem::path Context::output(const std::string& fallback) const {
+  if (!options_.output.empty()) return options_.output;
+  if (fallback.empty()) throw UsageError("-o/--output: an output path is required");
+  return fallback;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Tool
+
+struct Tool::Entry {
+  CLI::App* app = nullptr;
+  std::string command;
+  CommonOptions options;
+  Handler handler;
+};
+
+Tool::Tool(std::string name, std::string description)
+    : name_(std::move(name)), app_(std::move(description), name_) {
+  app_.set_version_flag("--version", name_ + " " + kVersion);
+  app_.get_formatter()->column_width(34);
+}
+
+Tool::~Tool() = default;
+
+void Tool::add_common_flags(CLI::App& app, CommonOptions& o) {
+  app.add_option("-c,--config", o.config, "JSON config (comments allowed); default: built-in scene")
+      ->type_name("FILE");
+  app.add_option("--set", o.sets,
+                 "Override one config value, e.g. --set solver.dt=0.002 (repeatable)")
+      ->type_name("KEY=VALUE")
+      ->allow_extra_args(false);
+  app.add_option("-i,--input", o.inputs, "Input cache(s)")
+      ->type_name("FILE")
+      ->allow_extra_args(false);
+  app.add_option("-o,--output", o.output,
+                 "Output cache, or a path template with #### for sequences")
+      ->type_name("PATH");
+  app.add_option("--frames", o.frames,
+                 "Frames to compute or export: 1-100, 1-100x2, 1,5,10-20; default: all")
+      ->type_name("LIST");
+  app.add_option("--shard", o.shard, "Do the K-th (1-based) of N equal parts of the work")
+      ->type_name("K/N")
+      ->capture_default_str();
+  app.add_option("--threads", o.threads, "Worker threads; 0 = all cores")
+      ->type_name("N")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_flag("-v,--verbose", o.verbose, "More log output (-v debug, -vv trace)");
+  app.add_flag("-q,--quiet", o.quiet, "Only warnings and errors");
+  app.add_option("--log-level", o.log_level, "trace|debug|info|warn|error|off; overrides -v/-q")
+      ->type_name("LEVEL");
+  app.add_option("--log-format", o.log_format, "Log lines as text or as JSON objects")
+      ->type_name("text|json")
+      ->capture_default_str();
+  app.add_flag("--print-config", o.print_config,
+               "Print the resolved config (defaults filled in) and exit");
+  app.add_flag("--dry-run", o.dry_run,
+               "Validate everything, print what would be done, write nothing");
+}
+
+CLI::App& Tool::main(Handler handler) {
+  auto e = std::make_unique<Entry>();
+  e->app = &app_;
+  e->handler = std::move(handler);
+  add_common_flags(app_, e->options);
+  entries_.push_back(std::move(e));
+  return app_;
+}
+
+CLI::App& Tool::command(const std::string& name, const std::string& description, Handler handler) {
+  auto e = std::make_unique<Entry>();
+  e->app = app_.add_subcommand(name, description);
+  e->command = name;
+  e->handler = std::move(handler);
+  add_common_flags(*e->app, e->options);
+  app_.require_subcommand(1);
+  entries_.push_back(std::move(e));
+  return *e->app;
+}
+
+int Tool::run(int argc, char** argv) {
+  try {
+    app_.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app_.exit(e);
+    return code == 0 ? 0 : 2;  // CLI11 uses 100+ for parse errors; our contract says 2
+  }
+  Entry* chosen = nullptr;
+  for (auto& e : entries_)
+    if (e->command.empty() || e->app->parsed()) chosen = e.get();
+  if (!chosen) {
+    std::fprintf(stderr, "%s: expected a subcommand (see --help)\n", name_.c_str());
+    return 2;
+  }
+  const CommonOptions& o = chosen->options;
+  std::vector<std::string> args(argv, argv + argc);
+  try {
+    std::string level = o.log_level;
+    if (level.empty())
+      level = o.quiet ? "warn" : o.verbose >= 2 ? "trace" : o.verbose == 1 ? "debug" : "info";
+    setup_logging(name_, level, o.log_format);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "%s: %s\n", name_.c_str(), e.what());
+    return 2;
+  }
+  install_interrupt_handlers();
+  try {
+    Context ctx(name_, chosen->command, o, shell_quote(args));
+    // Validate the flags that have a grammar before any work starts.
+    (void)ctx.frames();
+    (void)ctx.shard();
+    tbb::global_control threads(tbb::global_control::max_allowed_parallelism,
+                                static_cast<std::size_t>(ctx.threads()));
+    spdlog::info("{}{} {} ({} thread{})", name_,
+                 chosen->command.empty() ? "" : " " + chosen->command, kVersion, ctx.threads(),
+                 ctx.threads() == 1 ? "" : "s");
+    chosen->handler(ctx);
+    return 0;
+  } catch (const ExitRequest& r) {
+    return r.code;
+  } catch (const UsageError& e) {
+    spdlog::error("{}", e.what());
+    return 2;
+  } catch (const ConfigError& e) {
+    spdlog::error("{}", e.what());
+    return 2;
+  } catch (const InternalError& e) {
+    spdlog::error("internal error: {}", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    spdlog::error("{}", e.what());
+    return 1;
+  }
+}
+
+}  // namespace datadyn::app

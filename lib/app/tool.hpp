@@ -1,0 +1,135 @@
+#pragma once
+/// @file
+/// What every datadyn tool shares: the common flags of DESIGN.md, config loading, logging, threads,
+/// progress, provenance, and the mapping of failures to exit codes (0 success; 1 a run that
+/// failed: bad input data, divergence, I/O; 2 a usage or config error, CLI11's parse errors
+/// included; --help and --version 0). A tool's main() is a few lines:
+///
+///   int main(int argc, char** argv) {
+///     datadyn::app::Tool tool("mps-gen", "2D MPS breaking-wave database");
+///     tool.main([](datadyn::app::Context& ctx) {
+///       auto params = ctx.config<fluid::DatabaseParams>(fluid::read_params);
+///       ...
+///     });
+///     return tool.run(argc, argv);
+///   }
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "app/config.hpp"
+#include "app/progress.hpp"
+#include "app/shard.hpp"
+#include "io/cache.hpp"
+
+namespace datadyn::app {
+
+/// The flags every tool and subcommand takes (DESIGN.md, "The command line").
+struct CommonOptions {
+  std::string config;               ///< -c, --config FILE
+  std::vector<std::string> sets;    ///< --set key.path=value (repeatable)
+  std::vector<std::string> inputs;  ///< -i, --input FILE (repeatable)
+  std::string output;               ///< -o, --output FILE or template with ####
+  std::string frames;               ///< --frames 1-100 | 1-100x2 | 1,5,10-20
+  std::string shard = "1/1";        ///< --shard K/N
+  int threads = 0;                  ///< --threads N (0: all cores)
+  int verbose = 0;                  ///< -v (repeatable)
+  bool quiet = false;               ///< -q
+  std::string log_level;            ///< --log-level (overrides -v/-q)
+  std::string log_format = "text";  ///< --log-format text|json
+  bool print_config = false;        ///< --print-config
+  bool dry_run = false;             ///< --dry-run
+};
+
+/// Thrown to end a run early with an exit code (e.g. after --print-config).
+struct ExitRequest {
+  int code = 0;
+};
+
+/// What a tool's handler gets: the parsed common options and helpers built on them.
+class Context {
+ public:
+  Context(std::string tool, std::string command, CommonOptions options, std::string command_line);
+
+  const std::string& tool() const { return tool_; }
+  /// The subcommand ("" for a tool without subcommands).
+  const std::string& command() const { return command_; }
+  const CommonOptions& options() const { return options_; }
+
+  /// Reads the config (--config, --set) into a Params struct with `read`, rejects unknown keys,
+  /// logs the resolved config at debug level, and for --print-config prints it to stdout and
+  /// ends the run (exit 0).
+  template <class P>
+  P config(const std::function<void(ConfigReader&, P&)>& read, P params = P{}) {
+    ConfigReader reader = ConfigReader::load(
+        options_.config.empty() ? std::nullopt
+                                : std::optional<std::filesystem::path>(options_.config),
+        options_.sets);
+    read(reader, params);
+    reader.finish();
+    accept_config(reader.resolved());
+    return params;
+  }
+  /// The resolved config of the last config() call (an empty object before).
+  const json& resolved_config() const { return resolved_; }
+
+  /// Provenance for outputs: generator "<tool> <version>", the command line, the resolved config.
+  io::Provenance provenance() const;
+
+  /// The --frames list, if given. Throws UsageError when malformed.
+  std::optional<std::vector<std::int64_t>> frames() const;
+  Shard shard() const;
+  bool dry_run() const { return options_.dry_run; }
+  int threads() const;
+
+  /// The -i files (none if not given).
+  std::vector<std::filesystem::path> inputs() const;
+  /// Exactly one -i file; throws UsageError otherwise.
+  std::filesystem::path input() const;
+  /// The -o path, or `fallback` when -o was not given (empty fallback: -o is required).
+  std::filesystem::path output(const std::string& fallback = "") const;
+
+ private:
+  void accept_config(const json& resolved);
+
+  std::string tool_, command_;
+  CommonOptions options_;
+  std::string command_line_;
+  json resolved_ = json::object();
+};
+
+using Handler = std::function<void(Context&)>;
+
+class Tool {
+ public:
+  Tool(std::string name, std::string description);
+  ~Tool();
+
+  /// For a tool without subcommands: the handler and the CLI11 app (to add tool flags to).
+  CLI::App& main(Handler handler);
+  /// A subcommand with the common flags.
+  CLI::App& command(const std::string& name, const std::string& description, Handler handler);
+
+  /// Parses argv, sets up logging and threads, runs the chosen handler and returns the exit code.
+  int run(int argc, char** argv);
+
+ private:
+  struct Entry;
+  void add_common_flags(CLI::App& app, CommonOptions& options);
+
+  std::string name_;
+  CLI::App app_;
+  std::vector<std::unique_ptr<Entry>> entries_;
+};
+
+/// argv as one shell-quoted line (provenance; re-runnable by copy and paste).
+std::string shell_quote(const std::vector<std::string>& args);
+
+}  // namespace datadyn::app

@@ -1,0 +1,200 @@
+// Config loading: typed values, ranges, defaults, --set, unknown keys, messages.
+
+#include <doctest/doctest.h>
+
+#include <fstream>
+
+#include "app/config.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace datadyn;
+using namespace datadyn::app;
+
+namespace {
+
+enum class Method { Greedy, Optimal };
+
+struct Walls {
+  double restitution = 0.6;
+  double friction = 0.3;
+};
+struct Body {
+  std::string name = "cuboid";
+  double alpha = 0.2;
+};
+struct Params {
+  double dt = 1.0 / 300.0;
+  int substeps = 5;
+  bool gravity_on = true;
+  std::string label = "default";
+  Eigen::Vector3d gravity{0.0, -9.81, 0.0};
+  std::vector<double> heights{0.1, 0.2};
+  Method method = Method::Greedy;
+  Walls walls;
+  std::vector<Body> bodies{Body{}};
+};
+
+void read(ConfigReader& r, Params& p) {
+  r.get("dt", p.dt, positive());
+  r.get("substeps", p.substeps, at_least(1));
+  r.get("gravity_on", p.gravity_on);
+  r.get("label", p.label);
+  r.get("gravity", p.gravity);
+  r.get("heights", p.heights, positive());
+  r.get_enum("method", p.method, {{"greedy", Method::Greedy}, {"optimal", Method::Optimal}});
+  ConfigReader w = r.child("walls");
+  w.get("restitution", p.walls.restitution, unit_interval());
+  w.get("friction", p.walls.friction, non_negative());
+  r.get_list<Body>("bodies", p.bodies, Body{}, [](ConfigReader& b, Body& body) {
+    b.get("name", body.name);
+    b.get("alpha", body.alpha, unit_interval());
+  });
+}
+
+Params load(const std::string& text, const std::vector<std::string>& sets = {}) {
+  ConfigReader r =
+      ConfigReader::from_json(json::parse(text, nullptr, true, true), "scene.json", sets);
+  Params p;
+  read(r, p);
+  r.finish();
+  return p;
+}
+
+std::string error_of(const std::string& text, const std::vector<std::string>& sets = {}) {
+  try {
+    load(text, sets);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "(no ConfigError)";
+}
+
+}  // namespace
+
+TEST_CASE("config: defaults stay when keys are absent, and the resolved config records them") {
+  ConfigReader r = ConfigReader::from_json(json::object(), "<defaults>");
+  Params p;
+  read(r, p);
+  r.finish();
+  CHECK(p.substeps == 5);
+  const json& res = r.resolved();
+  CHECK(res["dt"].get<double>() == doctest::Approx(1.0 / 300.0));
+  CHECK(res["method"] == "greedy");
+  CHECK(res["walls"]["restitution"] == 0.6);
+  CHECK(res["gravity"] == json::array({0.0, -9.81, 0.0}));
+  CHECK(res["bodies"].size() == 1);
+  CHECK(res["bodies"][0]["alpha"] == 0.2);
+}
+
+TEST_CASE("config: values from the document, comments allowed") {
+  const Params p = load(R"({
+    // a comment
+    "dt": 0.01, "substeps": 3.0, "label": "x", "gravity": [0, 0, -1],
+    "method": "optimal", "walls": {"friction": 0.5},
+    /* two bodies */
+    "bodies": [{"name": "a"}, {"name": "b", "alpha": 1}]
+  })");
+  CHECK(p.dt == 0.01);
+  CHECK(p.substeps == 3);
+  CHECK(p.gravity.z() == -1.0);
+  CHECK(p.method == Method::Optimal);
+  CHECK(p.walls.friction == 0.5);
+  CHECK(p.walls.restitution == 0.6);
+  REQUIRE(p.bodies.size() == 2);
+  CHECK(p.bodies[1].alpha == 1.0);
+  CHECK(p.bodies[0].alpha == 0.2);  // element defaults come from the prototype
+}
+
+TEST_CASE("config: errors name the file, the JSON pointer, what was expected and what was given") {
+  CHECK(error_of(R"({"dt": -0.1})") == "scene.json: /dt: expected a number > 0, got -0.1");
+  CHECK(error_of(R"({"substeps": 2.5})") ==
+        "scene.json: /substeps: expected an integer >= 1, got 2.5");
+  CHECK(error_of(R"({"substeps": "3"})") ==
+        "scene.json: /substeps: expected an integer >= 1, got \"3\"");
+  CHECK(error_of(R"({"gravity_on": 1})") ==
+        "scene.json: /gravity_on: expected true or false, got 1");
+  CHECK(error_of(R"({"gravity": [0, 1]})") ==
+        "scene.json: /gravity: expected a list of 3 numbers, got [0,1]");
+  CHECK(error_of(R"({"heights": [0.1, -2]})") ==
+        "scene.json: /heights: expected a list of numbers, each > 0, got [0.1,-2]");
+  CHECK(error_of(R"({"method": "best"})") ==
+        "scene.json: /method: expected one of \"greedy\", \"optimal\", got \"best\"");
+  CHECK(error_of(R"({"walls": {"restitution": 1.5}})") ==
+        "scene.json: /walls/restitution: expected a number in [0, 1], got 1.5");
+  CHECK(error_of(R"({"walls": 3})") == "scene.json: /walls: expected an object, got 3");
+  CHECK(error_of(R"({"bodies": [{"alpha": -1}]})") ==
+        "scene.json: /bodies/0/alpha: expected a number in [0, 1], got -1");
+}
+
+TEST_CASE("config: unknown keys are rejected with the nearest known key") {
+  CHECK(error_of(R"({"dtt": 0.1})") ==
+        "scene.json: /dtt: unknown key \"dtt\" (did you mean \"dt\"?)");
+  CHECK(error_of(R"({"walls": {"fiction": 0.1}})") ==
+        "scene.json: /walls/fiction: unknown key \"fiction\" (did you mean \"friction\"?)");
+  CHECK(error_of(R"({"bodies": [{}, {"nmae": "x"}]})") ==
+        "scene.json: /bodies/1/nmae: unknown key \"nmae\" (did you mean \"name\"?)");
+  const std::string far = error_of(R"({"zzzzzzzz": 1})");
+  CHECK(far.find("known keys: bodies, dt, gravity") != std::string::npos);
+}
+
+TEST_CASE("config: --set parses by the type of the value it replaces") {
+  const Params p =
+      load("{}", {"dt=0.002", "substeps=7", "gravity_on=off", "label=12", "gravity=0,0,-9.8",
+                  "heights=[1,2,3]", "method=optimal", "walls.friction=0", "bodies.0.alpha=0.9"});
+  CHECK(p.dt == 0.002);
+  CHECK(p.substeps == 7);
+  CHECK_FALSE(p.gravity_on);
+  CHECK(p.label == "12");  // a string stays a string even when it looks like a number
+  CHECK(p.gravity.z() == -9.8);
+  CHECK(p.heights == std::vector<double>{1, 2, 3});
+  CHECK(p.method == Method::Optimal);
+  CHECK(p.walls.friction == 0.0);
+  CHECK(p.bodies[0].alpha == 0.9);
+  // --set wins over the file.
+  CHECK(load(R"({"dt": 0.5})", {"dt=0.25"}).dt == 0.25);
+}
+
+TEST_CASE("config: bad --set values and unknown --set keys") {
+  CHECK(error_of("{}", {"dt=abc"}) == "--set dt: /dt: expected a number > 0, got \"abc\"");
+  CHECK(error_of("{}", {"walls.restitution=2"}) ==
+        "--set walls.restitution: /walls/restitution: expected a number in [0, 1], got 2");
+  CHECK(
+      error_of("{}", {"walls.fricton=1"}) ==
+      "--set walls.fricton: /walls/fricton: unknown key \"fricton\" (did you mean \"friction\"?)");
+  CHECK(error_of("{}", {"noequals"}).find("expected key.path=value") != std::string::npos);
+  CHECK(error_of("{}", {"walls=1"}).find("/walls: expected a key inside this section") !=
+        std::string::npos);
+}
+
+TEST_CASE("config: files: missing, syntax errors with line and column") {
+  test::TempDir dir;
+  CHECK_THROWS_WITH_AS(ConfigReader::load(dir / "none.json"),
+                       doctest::Contains("none.json: no such file"), ConfigError);
+  std::ofstream(dir / "bad.json") << "{\n  \"dt\": 0.1,\n  \"x\": }\n";
+  CHECK_THROWS_WITH_AS(ConfigReader::load(dir / "bad.json"),
+                       doctest::Contains("bad.json: invalid JSON: parse error at line 3, column 8"),
+                       ConfigError);
+  std::ofstream(dir / "list.json") << "[1, 2]";
+  CHECK_THROWS_WITH_AS(ConfigReader::load(dir / "list.json"),
+                       doctest::Contains("expected a JSON object at the top level"), ConfigError);
+  std::ofstream(dir / "ok.json") << "{\"dt\": 0.5} // trailing comment\n";
+  ConfigReader r = ConfigReader::load(dir / "ok.json");
+  Params p;
+  read(r, p);
+  r.finish();
+  CHECK(p.dt == 0.5);
+}
+
+TEST_CASE("config: require and get_json") {
+  ConfigReader r =
+      ConfigReader::from_json(json::parse(R"({"extra": {"any": [1, {"x": 2}]}})"), "c.json");
+  double missing = 0;
+  CHECK_THROWS_WITH_AS(
+      r.require("needed", missing),
+      doctest::Contains("c.json: /needed: expected a number (this key is required), got nothing"),
+      ConfigError);
+  json extra;
+  r.get_json("extra", extra);
+  CHECK(extra["any"][1]["x"] == 2);
+  CHECK_NOTHROW(r.finish());  // the free-form subtree counts as known
+}
