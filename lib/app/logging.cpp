@@ -30,7 +30,7 @@ class JsonLinesSink : public spdlog::sinks::base_sink<std::mutex> {
     const auto ms =
         std::chrono::duration_cast<std::chrono::milliseconds>(msg.time.time_since_epoch()).count() %
         1000;
-    char stamp[40];
+    char stamp[80];
     std::snprintf(stamp, sizeof stamp, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
                   tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
                   static_cast<int>(ms));

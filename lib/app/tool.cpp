@@ -31,6 +31,30 @@ std::string shell_quote(const std::vector<std::string>& args) {
   return out;
 }
 
+std::vector<std::string> reproducible_args(const std::vector<std::string>& args) {
+  // Flags that by contract cannot change an output: threads and logging.
+  static const std::vector<std::string> with_value{"--threads", "--log-level", "--log-format"};
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (i > 0 &&
+        (a == "-q" || a == "--quiet" || a == "--verbose" ||
+         (a.size() >= 2 && a[0] == '-' && a.find_first_not_of('v', 1) == std::string::npos)))
+      continue;
+    bool skip = false;
+    for (const auto& f : with_value) {
+      if (a == f) {
+        ++i;  // and its value
+        skip = true;
+      } else if (a.rfind(f + "=", 0) == 0) {
+        skip = true;
+      }
+    }
+    if (!skip) out.push_back(a);
+  }
+  return out;
+}
+
 // ------------------------------------------------------------------------------------------------
 // Context
 
@@ -161,8 +185,9 @@ CLI::App& Tool::command(const std::string& name, const std::string& description,
   e->handler = std::move(handler);
   add_common_flags(*e->app, e->options);
   app_.require_subcommand(1);
+  CLI::App& sub = *e->app;
   entries_.push_back(std::move(e));
-  return *e->app;
+  return sub;
 }
 
 int Tool::run(int argc, char** argv) {
@@ -192,7 +217,7 @@ int Tool::run(int argc, char** argv) {
   }
   install_interrupt_handlers();
   try {
-    Context ctx(name_, chosen->command, o, shell_quote(args));
+    Context ctx(name_, chosen->command, o, shell_quote(reproducible_args(args)));
     // Validate the flags that have a grammar before any work starts.
     (void)ctx.frames();
     (void)ctx.shard();

@@ -132,4 +132,9 @@ class Tool {
 /// argv as one shell-quoted line (provenance; re-runnable by copy and paste).
 std::string shell_quote(const std::vector<std::string>& args);
 
+/// argv without the flags that by contract cannot change an output (--threads, -v, -q,
+/// --log-level, --log-format), so the recorded command line, and with it the output's bytes, is
+/// the same for any thread count.
+std::vector<std::string> reproducible_args(const std::vector<std::string>& args);
+
 }  // namespace datadyn::app

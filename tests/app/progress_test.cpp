@@ -19,3 +19,12 @@ TEST_CASE("shell_quote: a re-runnable command line") {
   CHECK(shell_quote({"x", "--set", "name=a b", "it's"}) == "x --set 'name=a b' 'it'\\''s'");
   CHECK(shell_quote({"x", ""}) == "x ''");
 }
+
+TEST_CASE("reproducible_args: threads and logging flags are left out of the provenance") {
+  using V = std::vector<std::string>;
+  CHECK(reproducible_args(V{"t", "--threads", "4", "-o", "x.h5", "-vv", "-q"}) ==
+        V{"t", "-o", "x.h5"});
+  CHECK(reproducible_args(V{"t", "--threads=2", "--log-format", "json", "--log-level=debug", "-c",
+                            "a.json"}) == V{"t", "-c", "a.json"});
+  CHECK(reproducible_args(V{"t", "--set", "threads=3", "-v"}) == V{"t", "--set", "threads=3"});
+}

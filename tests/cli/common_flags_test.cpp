@@ -1,0 +1,246 @@
+// The shared command line, run as processes: exit codes 0/1/2, messages that name file, key and
+// value, --print-config, --dry-run, atomic outputs on failure and on SIGTERM, JSON logs,
+// determinism across thread counts.
+
+#include <doctest/doctest.h>
+
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "io/cache.hpp"
+#include "support/process.hpp"
+
+using datadyn::test::run_command;
+using datadyn::test::TempDir;
+
+namespace {
+
+const std::string kFixture = DATADYN_FIXTURE;
+const std::string kCacheTool = std::string(DATADYN_BIN_DIR) + "/dd-cache";
+
+std::string bytes_of(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+bool dir_is_empty_but(const std::filesystem::path& dir, const std::string& keep) {
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().filename() != keep) return false;
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("cli: a default run succeeds and writes a valid cache") {
+  TempDir dir;
+  const auto out = dir / "wave.h5";
+  const auto r = run_command(kFixture + " -q -o " + out.string());
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  datadyn::io::CacheReader cache(out);
+  const auto s = cache.sequence("wave");
+  CHECK(s.frame_count() == 48);
+  CHECK(s.point_count() == 100);
+  const auto prov = cache.provenance();
+  CHECK(prov.generator == "datadyn-fixture 0.1.0");
+  CHECK(prov.command_line.find("-o " + out.string()) != std::string::npos);
+  const auto cfg = nlohmann::json::parse(prov.config_json);
+  CHECK(cfg["frames"] == 48);  // the resolved config, defaults filled in
+  CHECK(cfg["amplitude"] == 0.1);
+}
+
+TEST_CASE("cli: --help and --version exit 0, parse errors exit 2") {
+  auto r = run_command(kFixture + " --help");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("--frames LIST") != std::string::npos);
+  CHECK(r.out.find("--threads N") != std::string::npos);
+  r = run_command(kFixture + " --version");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("datadyn-fixture 0.1.0") != std::string::npos);
+  r = run_command(kFixture + " --no-such-flag");
+  CHECK(r.exit_code == 2);
+  r = run_command(kFixture + " --threads -3");
+  CHECK(r.exit_code == 2);
+  r = run_command(kCacheTool);  // a subcommand is required
+  CHECK(r.exit_code == 2);
+}
+
+TEST_CASE("cli: config errors exit 2 and name file, key, value and what was expected") {
+  TempDir dir;
+  std::ofstream(dir / "scene.json") << "{\n  // fewer frames\n  \"frames\": 0\n}\n";
+  auto r = run_command(kFixture + " -c " + (dir / "scene.json").string() + " -o " +
+                       (dir / "o.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("scene.json: /frames: expected an integer >= 1, got 0") != std::string::npos);
+
+  r = run_command(kFixture + " --set amplitud=0.3 -o " + (dir / "o.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find(
+            "--set amplitud: /amplitud: unknown key \"amplitud\" (did you mean \"amplitude\"?)") !=
+        std::string::npos);
+
+  r = run_command(kFixture + " -c " + (dir / "missing.json").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("missing.json: no such file") != std::string::npos);
+
+  r = run_command(kFixture + " --frames 5-1");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--frames '5-1'") != std::string::npos);
+  r = run_command(kFixture + " --shard 3/2");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--shard '3/2'") != std::string::npos);
+  r = run_command(kFixture + " --log-level chatty");
+  CHECK(r.exit_code == 2);
+  CHECK(std::filesystem::is_empty(dir.path()) == false);  // only scene.json
+  CHECK(dir_is_empty_but(dir.path(), "scene.json"));
+}
+
+TEST_CASE("cli: --print-config prints the resolved config and writes nothing") {
+  TempDir dir;
+  const auto r = run_command("cd " + dir.path().string() + " && " + kFixture +
+                             " --print-config --set points=7");
+  CHECK(r.exit_code == 0);
+  const auto cfg = nlohmann::json::parse(r.out);
+  CHECK(cfg["points"] == 7);
+  CHECK(cfg["frame_rate"] == 24.0);
+  CHECK(std::filesystem::is_empty(dir.path()));
+}
+
+TEST_CASE("cli: --dry-run validates and writes nothing") {
+  TempDir dir;
+  auto r = run_command(kFixture + " --dry-run --frames 1-10 -o " + (dir / "x.h5").string());
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("would write 10 frames") != std::string::npos);
+  CHECK(std::filesystem::is_empty(dir.path()));
+  r = run_command(kFixture + " --dry-run --set frames=-1");  // still validated
+  CHECK(r.exit_code == 2);
+}
+
+TEST_CASE("cli: a failed run exits 1, names the frame, and leaves no file") {
+  TempDir dir;
+  const auto out = dir / "fail.h5";
+  const auto r = run_command(kFixture + " --set fail_at_frame=20 -o " + out.string());
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("frame 20: particle 0 diverged") != std::string::npos);
+  CHECK(std::filesystem::is_empty(dir.path()));  // neither the output nor a temporary file
+}
+
+TEST_CASE("cli: an output directory that does not exist exits 1 with a clear message") {
+  TempDir dir;
+  const auto r = run_command(kFixture + " -o " + (dir / "no/dir/x.h5").string());
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("does not exist") != std::string::npos);
+}
+
+TEST_CASE("cli: SIGTERM mid-run exits 1 and leaves no file, not even a temporary one") {
+  TempDir dir;
+  const std::string out = (dir / "slow.h5").string();
+  std::vector<std::string> args{kFixture, "-q",         "--set", "sleep_ms=50",
+                                "--set",  "frames=200", "-o",    out};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  REQUIRE(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) == 0);
+  // Wait until the temporary file exists, so the signal lands mid-run.
+  bool started = false;
+  for (int i = 0; i < 200 && !started; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    for (const auto& e : std::filesystem::directory_iterator(dir.path()))
+      if (e.path().string().find(".tmp-") != std::string::npos) started = true;
+  }
+  CHECK(started);
+  kill(pid, SIGTERM);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 1);
+  CHECK(std::filesystem::is_empty(dir.path()));
+}
+
+TEST_CASE("cli: --log-format json writes one JSON object per line") {
+  TempDir dir;
+  const auto r =
+      run_command(kFixture + " --log-format json --frames 1-3 -o " + (dir / "j.h5").string());
+  CHECK(r.exit_code == 0);
+  std::istringstream lines(r.err);
+  std::string line;
+  int progress_lines = 0, count = 0;
+  while (std::getline(lines, line)) {
+    INFO(line);
+    const auto j = nlohmann::json::parse(line);  // throws (fails the test) if not JSON
+    CHECK(j["tool"] == "datadyn-fixture");
+    CHECK(j.contains("time"));
+    if (j["message"].get<std::string>().rfind("frame ", 0) == 0) ++progress_lines;
+    ++count;
+  }
+  CHECK(count >= 4);
+  CHECK(progress_lines == 3);  // one flushed progress line per frame
+}
+
+TEST_CASE("cli: the same inputs give the same bytes for any thread count") {
+  TempDir dir;
+  const std::string env = "SOURCE_DATE_EPOCH=1700000000 ";
+  const std::string cfg = " --set points=5000 --set frames=10 -q ";
+  // The command line is part of the provenance: run from the same directory with the same -o.
+  auto run = [&](const std::string& threads, const std::string& name) {
+    const auto r = run_command("cd " + dir.path().string() + " && " + env + kFixture + cfg +
+                               "--threads " + threads + " -o out.h5 && mv out.h5 " + name);
+    REQUIRE(r.exit_code == 0);
+  };
+  run("1", "t1.h5");
+  run("2", "t2.h5");
+  const std::string a = bytes_of(dir / "t1.h5"), b = bytes_of(dir / "t2.h5");
+  CHECK(a.size() > 1000);
+  CHECK(a == b);
+}
+
+TEST_CASE("cli: shards split the frames into contiguous parts that cover them once") {
+  TempDir dir;
+  std::vector<std::int64_t> all;
+  for (int k = 1; k <= 3; ++k) {
+    const auto out = dir / ("part" + std::to_string(k) + ".h5");
+    const auto r = run_command(kFixture + " -q --frames 1-20x2 --shard " + std::to_string(k) +
+                               "/3 -o " + out.string());
+    REQUIRE(r.exit_code == 0);
+    const auto s = datadyn::io::CacheReader(out).sequence("wave");
+    all.insert(all.end(), s.frames().begin(), s.frames().end());
+  }
+  CHECK(all == std::vector<std::int64_t>{1, 3, 5, 7, 9, 11, 13, 15, 17, 19});
+}
+
+TEST_CASE("cli: dd-cache info and check; h5ls and h5dump read the cache independently") {
+  TempDir dir;
+  const auto out = dir / "w.h5";
+  REQUIRE(run_command(kFixture + " -q --set points=4 --frames 1-3 -o " + out.string()).exit_code ==
+          0);
+  auto r = run_command(kCacheTool + " info -q -i " + out.string());
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("/sequences/wave: 3 frames (1-3") != std::string::npos);
+  CHECK(r.out.find("points/position [3, 4, 3] per frame") != std::string::npos);
+  r = run_command(kCacheTool + " check -q -i " + out.string());
+  CHECK(r.exit_code == 0);
+
+  r = run_command("h5ls -r " + out.string());
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("/sequences/wave/points/position Dataset {3/Inf, 4, 3}") != std::string::npos);
+  // Point 1 at frame 3 (t = 2/24 s): y = 0.1 sin(0.2 - 0.25) = -0.0049979...
+  r = run_command("h5dump -d /sequences/wave/points/position -s 2,1,0 -c 1,1,3 " + out.string());
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("0.01, -0.00499") != std::string::npos);
+
+  // A truncated copy: check fails with exit 1 and names the file.
+  const auto cut = dir / "cut.h5";
+  std::filesystem::copy_file(out, cut);
+  std::filesystem::resize_file(cut, std::filesystem::file_size(out) - 100);
+  r = run_command(kCacheTool + " check -i " + cut.string());
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("cut.h5") != std::string::npos);
+}
