@@ -41,7 +41,9 @@ fi
 echo "installing: ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 # A new machine may have empty package lists: update once, then install.
-if ! apt-get install -y -q --no-install-recommends "${missing[@]}"; then
-  apt-get update -q
-  apt-get install -y -q --no-install-recommends "${missing[@]}"
+# Wait for another apt (unattended upgrades, a parallel job) rather than fail at once.
+apt_opts=(-y -q --no-install-recommends -o DPkg::Lock::Timeout=600)
+if ! apt-get install "${apt_opts[@]}" "${missing[@]}"; then
+  apt-get update -q -o DPkg::Lock::Timeout=600
+  apt-get install "${apt_opts[@]}" "${missing[@]}"
 fi
