@@ -38,7 +38,7 @@ bool dir_is_empty_but(const std::filesystem::path& dir, const std::string& keep)
 
 }  // namespace
 
-TEST_CASE("cli: a default run succeeds and writes a valid cache") {
+TEST_CASE("a default run succeeds and writes a valid cache") {
   TempDir dir;
   const auto out = dir / "wave.h5";
   const auto r = run_command(kFixture + " -q -o " + out.string());
@@ -56,7 +56,7 @@ TEST_CASE("cli: a default run succeeds and writes a valid cache") {
   CHECK(cfg["amplitude"] == 0.1);
 }
 
-TEST_CASE("cli: --help and --version exit 0, parse errors exit 2") {
+TEST_CASE("--help and --version exit 0, parse errors exit 2") {
   auto r = run_command(kFixture + " --help");
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("--frames LIST") != std::string::npos);
@@ -72,7 +72,7 @@ TEST_CASE("cli: --help and --version exit 0, parse errors exit 2") {
   CHECK(r.exit_code == 2);
 }
 
-TEST_CASE("cli: config errors exit 2 and name file, key, value and what was expected") {
+TEST_CASE("config errors exit 2 and name file, key, value and what was expected") {
   TempDir dir;
   std::ofstream(dir / "scene.json") << "{\n  // fewer frames\n  \"frames\": 0\n}\n";
   auto r = run_command(kFixture + " -c " + (dir / "scene.json").string() + " -o " +
@@ -102,7 +102,7 @@ TEST_CASE("cli: config errors exit 2 and name file, key, value and what was expe
   CHECK(dir_is_empty_but(dir.path(), "scene.json"));
 }
 
-TEST_CASE("cli: --print-config prints the resolved config and writes nothing") {
+TEST_CASE("--print-config prints the resolved config and writes nothing") {
   TempDir dir;
   const auto r = run_command("cd " + dir.path().string() + " && " + kFixture +
                              " --print-config --set points=7");
@@ -113,7 +113,7 @@ TEST_CASE("cli: --print-config prints the resolved config and writes nothing") {
   CHECK(std::filesystem::is_empty(dir.path()));
 }
 
-TEST_CASE("cli: --dry-run validates and writes nothing") {
+TEST_CASE("--dry-run validates and writes nothing") {
   TempDir dir;
   auto r = run_command(kFixture + " --dry-run --frames 1-10 -o " + (dir / "x.h5").string());
   CHECK(r.exit_code == 0);
@@ -123,7 +123,7 @@ TEST_CASE("cli: --dry-run validates and writes nothing") {
   CHECK(r.exit_code == 2);
 }
 
-TEST_CASE("cli: a failed run exits 1, names the frame, and leaves no file") {
+TEST_CASE("a failed run exits 1, names the frame, and leaves no file") {
   TempDir dir;
   const auto out = dir / "fail.h5";
   const auto r = run_command(kFixture + " --set fail_at_frame=20 -o " + out.string());
@@ -132,14 +132,14 @@ TEST_CASE("cli: a failed run exits 1, names the frame, and leaves no file") {
   CHECK(std::filesystem::is_empty(dir.path()));  // neither the output nor a temporary file
 }
 
-TEST_CASE("cli: an output directory that does not exist exits 1 with a clear message") {
+TEST_CASE("an output directory that does not exist exits 1 with a clear message") {
   TempDir dir;
   const auto r = run_command(kFixture + " -o " + (dir / "no/dir/x.h5").string());
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("does not exist") != std::string::npos);
 }
 
-TEST_CASE("cli: SIGTERM mid-run exits 1 and leaves no file, not even a temporary one") {
+TEST_CASE("SIGTERM mid-run exits 1 and leaves no file, not even a temporary one") {
   TempDir dir;
   const std::string out = (dir / "slow.h5").string();
   std::vector<std::string> args{kFixture, "-q",         "--set", "sleep_ms=50",
@@ -165,7 +165,7 @@ TEST_CASE("cli: SIGTERM mid-run exits 1 and leaves no file, not even a temporary
   CHECK(std::filesystem::is_empty(dir.path()));
 }
 
-TEST_CASE("cli: --log-format json writes one JSON object per line") {
+TEST_CASE("--log-format json writes one JSON object per line") {
   TempDir dir;
   const auto r =
       run_command(kFixture + " --log-format json --frames 1-3 -o " + (dir / "j.h5").string());
@@ -185,7 +185,7 @@ TEST_CASE("cli: --log-format json writes one JSON object per line") {
   CHECK(progress_lines == 3);  // one flushed progress line per frame
 }
 
-TEST_CASE("cli: the same inputs give the same bytes for any thread count") {
+TEST_CASE("the same inputs give the same bytes for any thread count") {
   TempDir dir;
   const std::string env = "SOURCE_DATE_EPOCH=1700000000 ";
   const std::string cfg = " --set points=5000 --set frames=10 -q ";
@@ -202,7 +202,7 @@ TEST_CASE("cli: the same inputs give the same bytes for any thread count") {
   CHECK(a == b);
 }
 
-TEST_CASE("cli: shards split the frames into contiguous parts that cover them once") {
+TEST_CASE("shards split the frames into contiguous parts that cover them once") {
   TempDir dir;
   std::vector<std::int64_t> all;
   for (int k = 1; k <= 3; ++k) {
@@ -216,7 +216,7 @@ TEST_CASE("cli: shards split the frames into contiguous parts that cover them on
   CHECK(all == std::vector<std::int64_t>{1, 3, 5, 7, 9, 11, 13, 15, 17, 19});
 }
 
-TEST_CASE("cli: dd-cache info and check; h5ls and h5dump read the cache independently") {
+TEST_CASE("dd-cache info and check, and h5ls and h5dump read the cache independently") {
   TempDir dir;
   const auto out = dir / "w.h5";
   REQUIRE(run_command(kFixture + " -q --set points=4 --frames 1-3 -o " + out.string()).exit_code ==
