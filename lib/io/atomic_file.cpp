@@ -1,0 +1,152 @@
+#include "io/atomic_file.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "core/errors.hpp"
+
+namespace datadyn::io {
+
+namespace {
+
+std::string errno_text(int err) {
+  return std::strerror(err);
+}
+
+}  // namespace
+
+std::filesystem::path temporary_path_for(const std::filesystem::path& path) {
+  std::filesystem::path tmp = path;
+  tmp += ".tmp-" + std::to_string(::getpid());
+  return tmp;
+}
+
+AtomicFile::AtomicFile(std::filesystem::path path, ByName)
+    : path_(std::move(path)), tmp_(temporary_path_for(path_)), active_(true) {}
+
+AtomicFile::AtomicFile(std::filesystem::path path) : AtomicFile(std::move(path), ByName{}) {
+  file_ = std::fopen(tmp_.c_str(), "wb");
+  if (!file_) {
+    const int err = errno;
+    active_ = false;
+    std::error_code ec;
+    const auto dir = path_.has_parent_path() ? path_.parent_path() : std::filesystem::path(".");
+    if (!std::filesystem::exists(dir, ec))
+      throw IoError(path_.string() + ": cannot write: directory " + dir.string() +
+                    " does not exist");
+    throw IoError(path_.string() + ": cannot create " + tmp_.string() + ": " + errno_text(err));
+  }
+  static constexpr std::size_t kBuffer = 1 << 20;
+  std::setvbuf(file_, nullptr, _IOFBF, kBuffer);
+}
+
+AtomicFile::~AtomicFile() {
+  discard();
+}
+
+AtomicFile::AtomicFile(AtomicFile&& o) noexcept
+    : path_(std::move(o.path_)),
+      tmp_(std::move(o.tmp_)),
+      file_(std::exchange(o.file_, nullptr)),
+      size_(o.size_),
+      committed_(o.committed_),
+      active_(std::exchange(o.active_, false)) {}
+
+AtomicFile& AtomicFile::operator=(AtomicFile&& o) noexcept {
+  if (this != &o) {
+    discard();
+    path_ = std::move(o.path_);
+    tmp_ = std::move(o.tmp_);
+    file_ = std::exchange(o.file_, nullptr);
+    size_ = o.size_;
+    committed_ = o.committed_;
+    active_ = std::exchange(o.active_, false);
+  }
+  return *this;
+}
+
+void AtomicFile::discard() noexcept {
+  if (file_) {
+    std::fclose(file_);
+    file_ = nullptr;
+  }
+  if (active_ && !committed_) {
+    std::error_code ec;
+    std::filesystem::remove(tmp_, ec);
+  }
+  active_ = false;
+}
+
+void AtomicFile::write(const void* data, std::size_t bytes) {
+  if (!file_) throw IoError(path_.string() + ": write after commit or on a by-name file");
+  if (bytes == 0) return;
+  if (std::fwrite(data, 1, bytes, file_) != bytes) {
+    const int err = errno;
+    discard();
+    throw IoError(path_.string() + ": write failed after " + std::to_string(size_) +
+                  " bytes: " + errno_text(err));
+  }
+  size_ += bytes;
+}
+
+void AtomicFile::flush() {
+  if (file_ && std::fflush(file_) != 0) {
+    const int err = errno;
+    discard();
+    throw IoError(path_.string() + ": write failed: " + errno_text(err));
+  }
+}
+
+void AtomicFile::commit() {
+  if (!active_) throw IoError(path_.string() + ": commit of a file that is not open");
+  if (file_) {
+    const bool flushed = std::fflush(file_) == 0;
+    const int err = errno;
+    const bool closed = std::fclose(file_) == 0;
+    file_ = nullptr;
+    if (!flushed || !closed) {
+      discard();
+      throw IoError(path_.string() + ": write failed: " + errno_text(err));
+    }
+  }
+  std::error_code ec;
+  if (!std::filesystem::exists(tmp_, ec)) {
+    discard();
+    throw IoError(path_.string() + ": the temporary file " + tmp_.string() + " was not written");
+  }
+  std::filesystem::rename(tmp_, path_, ec);
+  if (ec) {
+    discard();
+    throw IoError(path_.string() + ": cannot rename the finished file into place: " + ec.message());
+  }
+  committed_ = true;
+  active_ = false;
+}
+
+void check_writable_directory(const std::filesystem::path& path) {
+  const auto dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  std::error_code ec;
+  const auto status = std::filesystem::status(dir, ec);
+  if (!std::filesystem::exists(status))
+    throw IoError(path.string() + ": cannot write: directory " + dir.string() + " does not exist");
+  if (!std::filesystem::is_directory(status))
+    throw IoError(path.string() + ": cannot write: " + dir.string() + " is not a directory");
+  // access(W_OK) says yes to root everywhere; creating a file is the only reliable check
+  // (read-only mounts, /proc, ACLs).
+  const auto probe = dir / (".datadyn-probe-" + std::to_string(::getpid()));
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+  if (fd < 0) {
+    const int err = errno;
+    if (err == EEXIST) return;  // a stale probe of the same pid: the directory is writable
+    throw IoError(path.string() + ": cannot write in directory " + dir.string() + ": " +
+                  errno_text(err));
+  }
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
+
+}  // namespace datadyn::io

@@ -1,0 +1,64 @@
+#pragma once
+/// @file
+/// Atomic output files: everything is written to `<path>.tmp-<pid>` and renamed to `<path>` by
+/// commit(), so a crash, a kill or a full disk never leaves a half file under the real name. An
+/// AtomicFile destroyed without commit() (an exception, a failed run) removes its temporary file.
+/// Every writer of a non-HDF5 output (OBJ, PLY, PC2, MDD, USDA, VDB, XDMF) goes through it.
+
+#include <cstddef>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace datadyn::io {
+
+class AtomicFile {
+ public:
+  /// Creates `<path>.tmp-<pid>` for writing (binary). Throws IoError naming the path if it
+  /// cannot be created (no such directory, not writable).
+  explicit AtomicFile(std::filesystem::path path);
+  /// A file written by a library that opens it by name (OpenVDB): creates no stream; write to
+  /// temporary_path(), then commit().
+  struct ByName {};
+  AtomicFile(std::filesystem::path path, ByName);
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+  AtomicFile(AtomicFile&&) noexcept;
+  AtomicFile& operator=(AtomicFile&&) noexcept;
+
+  const std::filesystem::path& path() const { return path_; }
+  const std::filesystem::path& temporary_path() const { return tmp_; }
+
+  /// Appends bytes. Throws IoError naming the file on a write error (e.g. a full disk).
+  void write(const void* data, std::size_t bytes);
+  void write(std::string_view text) { write(text.data(), text.size()); }
+  /// Flushes buffered bytes to the temporary file (to read it back before commit()).
+  void flush();
+  /// Bytes written so far.
+  std::size_t size() const { return size_; }
+
+  /// Flushes, closes and renames the temporary file to path(). Throws IoError if any of it fails
+  /// (the temporary file is then removed). After commit() the object is spent.
+  void commit();
+  bool committed() const { return committed_; }
+
+ private:
+  void discard() noexcept;
+  std::filesystem::path path_, tmp_;
+  std::FILE* file_ = nullptr;
+  std::size_t size_ = 0;
+  bool committed_ = false, active_ = false;
+};
+
+/// `<path>.tmp-<pid>`: the name a file has while it is written.
+std::filesystem::path temporary_path_for(const std::filesystem::path& path);
+
+/// Checks that files can be created in the directory of `path` (which must exist) by creating
+/// and removing a probe file there, so that an unwritable output fails before any work starts.
+/// Throws IoError naming the directory and the reason ("does not exist", "is not a directory",
+/// "Permission denied", ...).
+void check_writable_directory(const std::filesystem::path& path);
+
+}  // namespace datadyn::io
