@@ -1,0 +1,60 @@
+#pragma once
+/// @file
+/// Writers of one mesh frame in the formats DCC tools import: Wavefront OBJ and binary PLY.
+/// Vertex order is preserved (vertex i of the cache is vertex i of the file), faces are written
+/// triangles first, then quads, counter-clockwise seen from outside, and coordinates as they are
+/// in the cache (metres, Y up). Every file is written atomically (io/atomic_file.hpp) and carries
+/// the metadata it is given (generator, config, source) where the format has room: OBJ `#`
+/// comments, PLY `comment` lines.
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "core/types.hpp"
+
+namespace datadyn::io {
+
+/// A polygon mesh: points with triangles and/or quads (either may be empty: a point cloud).
+struct PolygonMesh {
+  Points3 points;       ///< #V by 3, metres
+  Triangles triangles;  ///< #T by 3, 0-based, counter-clockwise
+  Quads quads;          ///< #Q by 4, 0-based, counter-clockwise
+};
+
+/// Ordered key/value text recorded in an output ("generator", "config", "source", ...).
+using Metadata = std::vector<std::pair<std::string, std::string>>;
+
+/// A per-vertex attribute: #V by C values (C = 1 for a scalar map, 3 for a vector).
+struct VertexAttribute {
+  std::string name;
+  Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> values;
+};
+
+/// #V by 3 vertex colours, 0-255 (PLY red/green/blue).
+using VertexColors = Eigen::Matrix<std::uint8_t, Eigen::Dynamic, 3, Eigen::RowMajor>;
+
+/// Writes an OBJ: metadata as `# key: value` comments, `o <object_name>`, `v x y z` per vertex
+/// (shortest text that reads back to the same float), `f a b c` (1-based). Throws IoError.
+void write_obj(const std::filesystem::path& path, const PolygonMesh& mesh,
+               const std::string& object_name, const Metadata& metadata = {});
+
+/// Writes a binary little-endian PLY: `element vertex` with float x, y, z, one float property
+/// per attribute component (`<name>` for C = 1, `<name>_0`..`<name>_{C-1}` otherwise; for a
+/// "normal" attribute with C = 3: nx, ny, nz), optional uchar red/green/blue, and `element face`
+/// with `list uchar int vertex_indices` (omitted for a point cloud). Metadata as `comment key:
+/// value` lines. @pre every attribute and `colors` (if not null) has #V rows.
+void write_ply(const std::filesystem::path& path, const PolygonMesh& mesh,
+               const std::vector<VertexAttribute>& attributes = {},
+               const VertexColors* colors = nullptr, const Metadata& metadata = {});
+
+/// Colours of a scalar map through a perceptual ramp (viridis, 9 stops): values at or below
+/// `lo` are dark blue, at or above `hi` yellow. @pre hi > lo.
+VertexColors colors_from_scalar(const Eigen::Ref<const Eigen::VectorXf>& values, double lo,
+                                double hi);
+
+}  // namespace datadyn::io

@@ -1,0 +1,309 @@
+// The mesh writers (OBJ, binary PLY, PC2, MDD, USDA), each read back by an independent reader
+// written from the format's description (tests/support/format_readers.hpp).
+
+#include <doctest/doctest.h>
+
+#include <random>
+
+#include "core/errors.hpp"
+#include "io/atomic_file.hpp"
+#include "io/mesh_formats.hpp"
+#include "io/point_cache.hpp"
+#include "io/usda_writer.hpp"
+#include "support/format_readers.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace datadyn;
+using namespace datadyn::io;
+using datadyn::test::TempDir;
+
+namespace {
+
+/// A random mesh: n points in [-2, 2]^3 (float32 values and a few float64-only values), t
+/// triangles and q quads.
+PolygonMesh random_mesh(int n, int t, int q, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-2, 2);
+  std::uniform_int_distribution<int> idx(0, n - 1);
+  PolygonMesh m;
+  m.points.resize(n, 3);
+  for (int i = 0; i < n; ++i)
+    for (int d = 0; d < 3; ++d)
+      m.points(i, d) = i % 7 == 0 ? u(rng) : static_cast<double>(static_cast<float>(u(rng)));
+  m.triangles.resize(t, 3);
+  for (int i = 0; i < t; ++i) m.triangles.row(i) << idx(rng), idx(rng), idx(rng);
+  m.quads.resize(q, 4);
+  for (int i = 0; i < q; ++i) m.quads.row(i) << idx(rng), idx(rng), idx(rng), idx(rng);
+  return m;
+}
+
+std::size_t files_in(const std::filesystem::path& dir) {
+  return static_cast<std::size_t>(std::distance(std::filesystem::directory_iterator(dir), {}));
+}
+
+// Tolerances: OBJ and USDA text holds the shortest text of each value, so float32 values come
+// back exactly and float64 values to 1 ulp of a double; binary formats hold float32, whose
+// rounding of values in [-2, 2] is below 2.4e-7. 1e-6 covers both with margin.
+constexpr double kTol = 1e-6;
+
+}  // namespace
+
+TEST_CASE("obj: vertices, faces (1-based), order and metadata read back") {
+  TempDir dir;
+  const PolygonMesh m = random_mesh(200, 50, 30, 1);
+  write_obj(dir / "m.obj", m, "cloth", {{"generator", "test 1"}, {"config", "{\"a\": 1}"}});
+  const auto d = test::read_obj(dir / "m.obj");
+  REQUIRE(d.v.size() == 200);
+  for (int i = 0; i < 200; ++i) {
+    INFO("vertex " << i);
+    CHECK((d.v[i] - m.points.row(i).transpose()).cwiseAbs().maxCoeff() <= kTol);
+    if (i % 7 != 0) CHECK(d.v[i].cast<float>() == m.points.row(i).transpose().cast<float>());
+  }
+  REQUIRE(d.f.size() == 80);
+  for (int i = 0; i < 50; ++i)
+    CHECK(d.f[i] == std::vector<int>{m.triangles(i, 0), m.triangles(i, 1), m.triangles(i, 2)});
+  for (int i = 0; i < 30; ++i)
+    CHECK(d.f[50 + i] ==
+          std::vector<int>{m.quads(i, 0), m.quads(i, 1), m.quads(i, 2), m.quads(i, 3)});
+  CHECK(d.object == "cloth");
+  CHECK(d.comments == std::vector<std::string>{"generator: test 1", "config: {\"a\": 1}"});
+  CHECK(files_in(dir.path()) == 1);  // no temporary file left
+}
+
+TEST_CASE("ply: binary little-endian vertices, attributes, colours and faces read back") {
+  TempDir dir;
+  const PolygonMesh m = random_mesh(100, 20, 10, 2);
+  VertexAttribute stiffness{"stiffness", {}};
+  stiffness.values.resize(100, 1);
+  VertexAttribute normal{"normal", {}};
+  normal.values.resize(100, 3);
+  for (int i = 0; i < 100; ++i) {
+    stiffness.values(i, 0) = 10.0f * i;
+    normal.values.row(i) << 0.0f, 1.0f, static_cast<float>(i);
+  }
+  const VertexColors colors = colors_from_scalar(stiffness.values.col(0), 0.0, 990.0);
+  write_ply(dir / "m.ply", m, {stiffness, normal}, &colors, {{"generator", "test 1"}});
+  const auto d = test::read_ply(dir / "m.ply");
+  REQUIRE(d.vertex_count == 100);
+  CHECK(d.vertex_properties == std::vector<std::string>{"x", "y", "z", "stiffness", "nx", "ny",
+                                                        "nz", "red", "green", "blue"});
+  for (int i = 0; i < 100; ++i) {
+    INFO("vertex " << i);
+    CHECK(std::abs(d.vertex.at("x")[i] - m.points(i, 0)) <= kTol);
+    CHECK(std::abs(d.vertex.at("y")[i] - m.points(i, 1)) <= kTol);
+    CHECK(std::abs(d.vertex.at("z")[i] - m.points(i, 2)) <= kTol);
+    CHECK(d.vertex.at("stiffness")[i] == 10.0 * i);
+    CHECK(d.vertex.at("nz")[i] == i);
+    CHECK(d.vertex.at("red")[i] == colors(i, 0));
+  }
+  // The ramp's ends: viridis dark blue at the minimum, yellow at the maximum.
+  CHECK(d.vertex.at("blue")[0] == 84);
+  CHECK(d.vertex.at("red")[99] == 253);
+  REQUIRE(d.faces.size() == 30);
+  CHECK(d.faces[0] == std::vector<int>{m.triangles(0, 0), m.triangles(0, 1), m.triangles(0, 2)});
+  CHECK(d.faces[29] ==
+        std::vector<int>{m.quads(9, 0), m.quads(9, 1), m.quads(9, 2), m.quads(9, 3)});
+  CHECK(d.comments == std::vector<std::string>{"generator: test 1"});
+}
+
+TEST_CASE("ply: a point cloud has no face element") {
+  TempDir dir;
+  PolygonMesh m = random_mesh(10, 0, 0, 3);
+  write_ply(dir / "p.ply", m);
+  const std::string text = test::slurp(dir / "p.ply");
+  CHECK(text.find("element face") == std::string::npos);
+  CHECK(test::read_ply(dir / "p.ply").vertex_count == 10);
+}
+
+TEST_CASE("obj/ply: a face index outside the points is an IoError and leaves no file") {
+  TempDir dir;
+  PolygonMesh m = random_mesh(10, 2, 0, 4);
+  m.triangles(1, 2) = 10;
+  CHECK_THROWS_AS(write_obj(dir / "bad.obj", m, "m"), IoError);
+  CHECK_THROWS_AS(write_ply(dir / "bad.ply", m), IoError);
+  CHECK(files_in(dir.path()) == 0);
+}
+
+TEST_CASE("pc2 and mdd: streamed frames read back, headers as specified") {
+  TempDir dir;
+  std::vector<Points3> frames;
+  for (int f = 0; f < 5; ++f) frames.push_back(random_mesh(37, 0, 0, 10 + f).points);
+  {
+    Pc2Writer pc2(dir / "c.pc2", 37, 5, 3.0, 2.0);
+    MddWriter mdd(dir / "c.mdd", 37, {0.0, 1 / 24.0, 2 / 24.0, 3 / 24.0, 4 / 24.0});
+    for (const auto& x : frames) {
+      pc2.write_frame(x);
+      mdd.write_frame(x);
+    }
+    pc2.commit();
+    mdd.commit();
+  }
+  const auto pc2 = test::read_pc2(dir / "c.pc2");
+  const auto mdd = test::read_mdd(dir / "c.mdd");
+  CHECK(pc2.points == 37);
+  CHECK(pc2.frames == 5);
+  CHECK(pc2.start == 3.0f);
+  CHECK(pc2.rate == 2.0f);
+  CHECK(mdd.points == 37);
+  CHECK(mdd.frames == 5);
+  CHECK(mdd.times[4] == doctest::Approx(4 / 24.0).epsilon(1e-7));
+  // File sizes as the layouts say: 32-byte PC2 header; MDD 8 bytes + 4 per frame time.
+  CHECK(std::filesystem::file_size(dir / "c.pc2") == 32 + 5 * 37 * 12);
+  CHECK(std::filesystem::file_size(dir / "c.mdd") == 8 + 5 * 4 + 5 * 37 * 12);
+  for (int f = 0; f < 5; ++f)
+    for (int i = 0; i < 37; ++i) {
+      CHECK((pc2.x[f][i] - frames[f].row(i).transpose()).cwiseAbs().maxCoeff() <= kTol);
+      CHECK((mdd.x[f][i] - frames[f].row(i).transpose()).cwiseAbs().maxCoeff() <= kTol);
+    }
+}
+
+TEST_CASE("pc2 and mdd: a short or ragged stream fails and leaves no file") {
+  TempDir dir;
+  const Points3 x = random_mesh(5, 0, 0, 1).points;
+  {
+    Pc2Writer pc2(dir / "short.pc2", 5, 3, 1, 1);
+    pc2.write_frame(x);
+    CHECK_THROWS_AS(pc2.commit(), IoError);  // 1 of 3 frames
+  }
+  {
+    MddWriter mdd(dir / "ragged.mdd", 5, {0, 1});
+    CHECK_THROWS_AS(mdd.write_frame(random_mesh(6, 0, 0, 1).points), IoError);
+  }
+  CHECK(files_in(dir.path()) == 0);
+}
+
+TEST_CASE("usda: fixed topology parses, with time-sampled points, extents and metadata") {
+  TempDir dir;
+  UsdaStage stage;
+  stage.start_time_code = 1;
+  stage.end_time_code = 3;
+  stage.time_codes_per_second = 30;
+  stage.metadata = {{"generator", "test 1"}, {"config", "{\"quote\": \"a \\\"b\\\"\"}\nline 2"}};
+  const PolygonMesh m0 = random_mesh(40, 10, 5, 7);
+  std::vector<PolygonMesh> frames;
+  {
+    UsdaWriter w(dir / "m.usda", stage, "my-cloth", false);
+    for (int f = 1; f <= 3; ++f) {
+      PolygonMesh m = m0;
+      m.points = random_mesh(40, 0, 0, 20 + f).points;
+      VertexAttribute s{"stiffness", Eigen::MatrixXf::Constant(40, 1, float(f))};
+      w.write_frame(f, m, {s});
+      frames.push_back(m);
+    }
+    w.commit();
+  }
+  CHECK(files_in(dir.path()) == 1);  // the spools are gone
+  const auto layer = test::read_usda(dir / "m.usda");
+  CHECK(layer.metadata.at("defaultPrim").text == "root");
+  CHECK(layer.metadata.at("upAxis").text == "Y");
+  CHECK(layer.metadata.at("timeCodesPerSecond").number == 30);
+  CHECK(layer.metadata.at("startTimeCode").number == 1);
+  CHECK(layer.metadata.at("endTimeCode").number == 3);
+  const auto& custom = layer.metadata.at("customLayerData").dict;
+  REQUIRE(custom.size() == 2);
+  CHECK(custom[0].first == "string generator");
+  CHECK(custom[1].second.text == stage.metadata[1].second);  // escapes round-trip
+  REQUIRE(layer.prims.size() == 1);
+  const auto* mesh = layer.prims[0].child("my_cloth");
+  REQUIRE(mesh);
+  CHECK(mesh->type == "Mesh");
+  CHECK(mesh->attributes.at("subdivisionScheme").value.text == "none");
+  CHECK(mesh->attributes.at("subdivisionScheme").type == "uniform token");
+  const auto& counts = mesh->attributes.at("faceVertexCounts");
+  REQUIRE(counts.has_default);
+  REQUIRE(counts.value.items.size() == 15);
+  CHECK(counts.value.items[0].number == 3);
+  CHECK(counts.value.items[14].number == 4);
+  CHECK(mesh->attributes.at("faceVertexIndices").value.items.size() == 10 * 3 + 5 * 4);
+  CHECK(mesh->attributes.at("faceVertexIndices").value.items[3].number == m0.triangles(1, 0));
+  const auto& points = mesh->attributes.at("points");
+  CHECK(points.type == "point3f[]");
+  REQUIRE(points.samples.size() == 3);
+  for (int f = 0; f < 3; ++f) {
+    CHECK(points.samples[f].first == f + 1);
+    const auto& items = points.samples[f].second.items;
+    REQUIRE(items.size() == 40);
+    for (int i = 0; i < 40; ++i)
+      for (int d = 0; d < 3; ++d)
+        CHECK(std::abs(items[i].items[d].number - frames[f].points(i, d)) <= kTol);
+    const auto& ext = mesh->attributes.at("extent").samples[f].second.items;
+    for (int d = 0; d < 3; ++d) {
+      CHECK(ext[0].items[d].number ==
+            doctest::Approx(frames[f].points.col(d).minCoeff()).epsilon(1e-6));
+      CHECK(ext[1].items[d].number ==
+            doctest::Approx(frames[f].points.col(d).maxCoeff()).epsilon(1e-6));
+    }
+  }
+  const auto& primvar = mesh->attributes.at("primvars:stiffness");
+  CHECK(primvar.metadata.at("interpolation").text == "vertex");
+  CHECK(primvar.samples[2].second.items[0].number == 3);
+}
+
+TEST_CASE("usda: varying topology time-samples the faces; a fixed one rejects a new count") {
+  TempDir dir;
+  {
+    UsdaWriter w(dir / "v.usda", UsdaStage{}, "water", true);
+    w.write_frame(1, random_mesh(10, 4, 0, 1));
+    w.write_frame(2, random_mesh(20, 0, 7, 2));
+    w.commit();
+  }
+  const auto layer = test::read_usda(dir / "v.usda");
+  const auto& mesh = *layer.prims[0].child("water");
+  const auto& counts = mesh.attributes.at("faceVertexCounts");
+  CHECK_FALSE(counts.has_default);
+  REQUIRE(counts.samples.size() == 2);
+  CHECK(counts.samples[0].second.items.size() == 4);
+  CHECK(counts.samples[1].second.items.size() == 7);
+  CHECK(mesh.attributes.at("points").samples[1].second.items.size() == 20);
+
+  UsdaWriter fixed(dir / "f.usda", UsdaStage{}, "m", false);
+  fixed.write_frame(1, random_mesh(10, 4, 0, 1));
+  CHECK_THROWS_AS(fixed.write_frame(2, random_mesh(11, 4, 0, 1)), IoError);
+}
+
+TEST_CASE("usda: the test's parser rejects malformed layers (it can fail)") {
+  CHECK_THROWS(test::UsdaParser("#usda 1.0\ndef Mesh \"m\" {\n int[] a = [1, 2\n}\n").parse());
+  CHECK_THROWS(test::UsdaParser("def Mesh \"m\" {}\n").parse());
+  CHECK_THROWS(test::UsdaParser("#usda 1.0\ndef Mesh \"m\" {\n point3f[] points.timeSamples = "
+                                "{ 1: [(0, 0, 0)] 2: [] }\n}\n")
+                   .parse());
+  CHECK_NOTHROW(test::UsdaParser("#usda 1.0\ndef Mesh \"m\" {\n point3f[] points.timeSamples = "
+                                 "{ 1: [(0, 0, 0)], 2: [], }\n}\n")
+                    .parse());
+}
+
+TEST_CASE("usda: identifiers and strings are escaped") {
+  CHECK(usda_identifier("my-mesh 2") == "my_mesh_2");
+  CHECK(usda_identifier("2x") == "_2x");
+  CHECK(usda_quote("a \"b\"\\\n") == "\"a \\\"b\\\"\\\\\\n\"");
+}
+
+TEST_CASE("atomic file: nothing under the real name until commit; removed when abandoned") {
+  TempDir dir;
+  {
+    AtomicFile f(dir / "a.txt");
+    f.write("hello");
+    CHECK_FALSE(std::filesystem::exists(dir / "a.txt"));
+    CHECK(std::filesystem::exists(f.temporary_path()));
+  }
+  CHECK(files_in(dir.path()) == 0);
+  AtomicFile g(dir / "b.txt");
+  g.write("hi");
+  g.commit();
+  CHECK(test::slurp(dir / "b.txt") == "hi");
+  CHECK(files_in(dir.path()) == 1);
+  CHECK_THROWS_AS(AtomicFile(dir / "no" / "c.txt"), IoError);
+}
+
+TEST_CASE("check_writable_directory: missing, a file, or an unwritable directory fail") {
+  TempDir dir;
+  CHECK_NOTHROW(check_writable_directory(dir / "x.obj"));
+  CHECK_THROWS_WITH_AS(check_writable_directory(dir / "no/x.obj"),
+                       doctest::Contains("does not exist"), IoError);
+  std::ofstream(dir / "file") << "x";
+  CHECK_THROWS_WITH_AS(check_writable_directory(dir / "file/x.obj"),
+                       doctest::Contains("is not a directory"), IoError);
+  // /proc takes no new files, even from root.
+  CHECK_THROWS_AS(check_writable_directory("/proc/x.obj"), IoError);
+  CHECK(files_in(dir.path()) == 1);
+}
