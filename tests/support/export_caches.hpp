@@ -1,0 +1,167 @@
+#pragma once
+// Small caches with closed-form content for the mesh-export tests (tests/io, tests/cli and the
+// client scripts in tests/clients, which recompute the same formulas in Python):
+//   "cloth"  a nx x nz grid of vertices in the xz-plane, waving in y, with triangles; a static
+//            "stiffness" [N] and a per-frame "velocity" [F, N, 3]
+//   "body"   a unit cube of 5 positively oriented tetrahedra, translated along x per frame
+//   "drops"  3D particles on a jittered lattice (no topology)
+//   "wave2d" 2D particles (dimension 2)
+//   "water"  a level-set grid of a sphere whose radius grows per frame
+
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <Eigen/Geometry>
+
+#include "core/types.hpp"
+#include "io/cache.hpp"
+
+namespace datadyn::test {
+
+inline constexpr int kClothNx = 5, kClothNz = 4;
+
+/// Position of cloth vertex i at frame number f (seconds t = (f - 1) / 24).
+inline Eigen::Vector3d cloth_position(int i, std::int64_t f) {
+  const double x = 0.1 * (i % kClothNx), z = 0.1 * (i / kClothNx);
+  const double t = static_cast<double>(f - 1) / 24.0;
+  return {x, 0.05 * std::sin(3.0 * x + 2.0 * t) + 0.01 * static_cast<double>(f), z};
+}
+
+inline Points3 cloth_frame(std::int64_t f) {
+  Points3 p(kClothNx * kClothNz, 3);
+  for (int i = 0; i < p.rows(); ++i) p.row(i) = cloth_position(i, f).transpose();
+  return p;
+}
+
+inline Triangles cloth_triangles() {
+  Triangles t(2 * (kClothNx - 1) * (kClothNz - 1), 3);
+  int k = 0;
+  for (int j = 0; j + 1 < kClothNz; ++j)
+    for (int i = 0; i + 1 < kClothNx; ++i) {
+      const int a = j * kClothNx + i, b = a + 1, c = a + kClothNx, d = c + 1;
+      // Counter-clockwise seen from +y: (a, c, b) and (b, c, d).
+      t.row(k++) << a, c, b;
+      t.row(k++) << b, c, d;
+    }
+  return t;
+}
+
+/// Unit cube corners (bit 0: x, bit 1: y, bit 2: z) and 5 positively oriented tetrahedra.
+inline Points3 cube_points(double shift) {
+  Points3 p(8, 3);
+  for (int i = 0; i < 8; ++i) p.row(i) << (i & 1) + shift, (i >> 1) & 1, (i >> 2) & 1;
+  return p;
+}
+
+inline Tets cube_tets() {
+  Tets t(5, 4);
+  t << 0, 1, 2, 4,  //
+      1, 3, 2, 7,   //
+      1, 4, 5, 7,   //
+      2, 7, 6, 4,   //
+      1, 2, 4, 7;
+  // Make each one positively oriented.
+  const Points3 p = cube_points(0);
+  for (int k = 0; k < 5; ++k) {
+    const Eigen::Vector3d a = p.row(t(k, 0)), b = p.row(t(k, 1)), c = p.row(t(k, 2)),
+                          d = p.row(t(k, 3));
+    if ((b - a).dot((c - a).cross(d - a)) < 0) std::swap(t(k, 1), t(k, 2));
+  }
+  return t;
+}
+
+/// Particles of a jittered lattice of n^3 points with spacing h (seeded).
+inline Points3 jittered_block(int n, double h, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> jitter(-0.1 * h, 0.1 * h);
+  Points3 p(n * n * n, 3);
+  int k = 0;
+  for (int z = 0; z < n; ++z)
+    for (int y = 0; y < n; ++y)
+      for (int x = 0; x < n; ++x)
+        p.row(k++) << x * h + jitter(rng), y * h + jitter(rng), z * h + jitter(rng);
+  return p;
+}
+
+/// Sphere level-set radius at frame f of "water" (metres); the grid is 24^3 voxels of 0.05 m.
+inline double water_radius(std::int64_t f) {
+  return 0.3 + 0.05 * static_cast<double>(f - 1);
+}
+inline io::GridSpec water_spec() {
+  io::GridSpec s;
+  s.nx = s.ny = s.nz = 24;
+  s.origin = Eigen::Vector3d(-0.6, -0.6, -0.6);
+  s.voxel_size = 0.05;
+  s.grid_class = io::GridClass::LevelSet;
+  s.background = 3.0;
+  return s;
+}
+
+/// Writes all of the sequences above, `frames` frames each (frame numbers 1..frames).
+inline void write_export_cache(const std::filesystem::path& path, int frames = 4) {
+  io::CacheWriter w(path, {"export-test 1", "export-test", "{}", ""});
+  {
+    auto& s = w.add_sequence("cloth", {24.0, 3});
+    s.write_static("rest/position", io::view(cloth_frame(1)));
+    s.write_static("topology/triangles", io::view(cloth_triangles()));
+    std::vector<float> stiffness(kClothNx * kClothNz);
+    for (std::size_t i = 0; i < stiffness.size(); ++i) stiffness[i] = 100.0f + 10.0f * i;
+    s.write_static("points/stiffness", io::view(stiffness));
+    for (int f = 1; f <= frames; ++f) {
+      const Points3 x = cloth_frame(f);
+      Points3 v = Points3::Constant(x.rows(), 3, 0.5 * f);
+      s.append_frame(f, (f - 1) / 24.0,
+                     {{"points/position", io::view(x)}, {"points/velocity", io::view(v)}});
+    }
+  }
+  {
+    auto& s = w.add_sequence("body", {24.0, 3});
+    s.write_static("rest/position", io::view(cube_points(0)));
+    s.write_static("topology/tetrahedra", io::view(cube_tets()));
+    for (int f = 1; f <= frames; ++f)
+      s.append_frame(f, (f - 1) / 24.0, {{"points/position", io::view(cube_points(0.1 * f))}});
+  }
+  {
+    auto& s = w.add_sequence("drops", {24.0, 3});
+    for (int f = 1; f <= frames; ++f) {
+      Points3 p = jittered_block(6, 0.1, 7);
+      p.col(1).array() -= 0.02 * f;
+      s.append_frame(f, (f - 1) / 24.0, {{"points/position", io::view(p)}});
+    }
+  }
+  {
+    auto& s = w.add_sequence("wave2d", {24.0, 2});
+    for (int f = 1; f <= frames; ++f) {
+      Points2 p(30, 2);
+      for (int i = 0; i < 30; ++i) p.row(i) << 0.05 * i, 0.1 * std::sin(0.3 * i + 0.1 * f);
+      s.append_frame(f, (f - 1) / 24.0, {{"points/position", io::view(p)}});
+    }
+  }
+  {
+    auto& s = w.add_sequence("water", {24.0, 3});
+    const io::GridSpec spec = water_spec();
+    s.declare_grid("surface", spec);
+    for (int f = 1; f <= frames; ++f) {
+      std::vector<float> v(spec.nx * spec.ny * spec.nz);
+      std::size_t n = 0;
+      const double bg = spec.background * spec.voxel_size;
+      for (std::size_t k = 0; k < spec.nz; ++k)
+        for (std::size_t j = 0; j < spec.ny; ++j)
+          for (std::size_t i = 0; i < spec.nx; ++i) {
+            const Eigen::Vector3d x =
+                spec.origin + spec.voxel_size * Eigen::Vector3d(double(i), double(j), double(k));
+            const double d = x.norm() - water_radius(f);
+            v[n++] = static_cast<float>(std::clamp(d, -bg, bg));
+          }
+      s.append_frame(f, (f - 1) / 24.0,
+                     {{"grids/surface", io::view(v, {spec.nz, spec.ny, spec.nx})}});
+    }
+  }
+  w.commit();
+}
+
+}  // namespace datadyn::test
