@@ -9,7 +9,7 @@
 #include "app/frame_range.hpp"
 #include "app/logging.hpp"
 #include "core/errors.hpp"
-#include "datadyn/version.hpp"
+#include "app/version.hpp"
 
 namespace datadyn::app {
 
