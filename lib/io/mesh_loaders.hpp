@@ -1,0 +1,40 @@
+#pragma once
+/// @file
+/// Readers for triangle meshes (Wavefront OBJ) and tetrahedral meshes (TetGen .node/.ele).
+/// Every error throws IoError with `file:line: what was found, what was expected`.
+
+#include <filesystem>
+
+#include "core/surface_mesh.hpp"
+#include "core/tet_mesh.hpp"
+
+namespace datadyn {
+
+/// Reads the geometry of a Wavefront OBJ file.
+/// `v x y z [w ...]` lines give vertices (metres; extra numbers such as w or vertex colours are
+/// ignored); `f` lines give polygons with corners `v`, `v/vt`, `v/vt/vn` or `v//vn`, 1-based,
+/// or negative = relative to the last vertex read so far (-1 is the last). Polygons with more
+/// than three corners are fan-triangulated from their first corner: (c0, c_i, c_i+1).
+/// `#` starts a comment; a line ending in `\` continues on the next line; vt, vn, o, g, s,
+/// usemtl, mtllib, l, p and any other statement are ignored (as Blender and Houdini do).
+/// Positive face indices may refer to vertices defined later in the file.
+/// @return #V vertices and #T triangles, in file order, winding kept as in the file.
+/// @throws IoError if the file cannot be read, a number is malformed or not finite, a face has
+///   fewer than three corners, an index is 0 or out of range, or the file has no vertex.
+SurfaceMesh load_obj(const std::filesystem::path& path);
+
+/// Reads a TetGen mesh: `stem.node` and `stem.ele`.
+/// @param node_or_ele_or_stem `mesh.node`, `mesh.ele` or the stem `mesh` (`mesh.1` means
+///   `mesh.1.node` and `mesh.1.ele`).
+/// .node: header `<#points> 3 <#attributes> <0|1 markers>`, then `<index> x y z [attrs] [marker]`.
+/// .ele: header `<#tets> <4|10 nodes per tet> <0|1 region attribute>`, then
+/// `<index> n0 n1 n2 n3 [n4..n9] [attr]`. `#` starts a comment anywhere. Numbering is 0- or
+/// 1-based as the first point index of the .node file says (TetGen's rule); point indices must
+/// then be consecutive. Attributes, markers and second-order nodes are skipped.
+/// @return #V vertices (metres) and #K tets in file order; a tet with negative volume gets its
+///   vertices 2 and 3 swapped so that all are positively oriented.
+/// @throws IoError if a file is missing or malformed, an index is out of range, or a tet has zero
+///   volume (its four points coplanar).
+TetMesh load_tetgen(const std::filesystem::path& node_or_ele_or_stem);
+
+}  // namespace datadyn
