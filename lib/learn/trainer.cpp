@@ -1,0 +1,134 @@
+#include "learn/trainer.hpp"
+
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <random>
+
+#include "core/check.hpp"
+#include "core/parallel.hpp"
+
+namespace datadyn::learn {
+namespace {
+
+/// Samples per gradient chunk: fixed, so the summation order does not depend on threads.
+constexpr std::size_t kChunk = 256;
+
+using MatrixF = Eigen::MatrixXf;
+using VectorF = Eigen::VectorXf;
+
+/// Sum of squared errors per output row over all samples, in normalised units.
+Eigen::VectorXd row_squared_errors(const Mlp<float>& net, const MatrixF& x, const MatrixF& y) {
+  const std::size_t n = static_cast<std::size_t>(x.cols());
+  const Eigen::VectorXd zero = Eigen::VectorXd::Zero(y.rows());
+  return parallel_reduce(
+      n, 4096, zero,
+      [&](std::size_t b, std::size_t e) {
+        const auto cols = static_cast<Eigen::Index>(e - b);
+        const MatrixF out = net.forward(x.middleCols(static_cast<Eigen::Index>(b), cols));
+        const MatrixF d = out - y.middleCols(static_cast<Eigen::Index>(b), cols);
+        return Eigen::VectorXd(d.cast<double>().rowwise().squaredNorm());
+      },
+      [](const Eigen::VectorXd& a, const Eigen::VectorXd& b) { return Eigen::VectorXd(a + b); });
+}
+
+/// MSE in output units from per-row sums in normalised units.
+double output_mse(const Eigen::VectorXd& row_sums, const Standardizer& out, Eigen::Index n) {
+  if (n == 0) return std::numeric_limits<double>::quiet_NaN();
+  const double sum = row_sums.dot(out.std.cwiseAbs2());
+  return sum / (static_cast<double>(n) * static_cast<double>(row_sums.size()));
+}
+
+}  // namespace
+
+TrainResult train_mlp(const Dataset& train, const Dataset& test, const TrainParams& params,
+                      const EpochCallback& on_epoch) {
+  DATADYN_CHECK_GT(train.size(), 0);
+  DATADYN_CHECK_EQ(train.x.cols(), train.y.cols());
+  DATADYN_CHECK_GE(params.batch_size, 1);
+  TrainResult result;
+  result.input = Standardizer::fit(train.x);
+  result.output = Standardizer::fit(train.y);
+  const MatrixF xs = result.input.apply(train.x), ys = result.output.apply(train.y);
+  const MatrixF xt = test.size() ? result.input.apply(test.x) : MatrixF(train.x.rows(), 0);
+  const MatrixF yt = test.size() ? result.output.apply(test.y) : MatrixF(train.y.rows(), 0);
+
+  std::vector<int> sizes{static_cast<int>(train.x.rows())};
+  sizes.insert(sizes.end(), params.hidden.begin(), params.hidden.end());
+  sizes.push_back(static_cast<int>(train.y.rows()));
+  Mlp<float> net(sizes, params.seed);
+  Adam<float> adam(net.parameters().size(), params.adam);
+  std::mt19937_64 rng(params.seed ^ 0x9e3779b97f4a7c15ull);
+
+  const Eigen::Index n = train.size();
+  std::vector<Eigen::Index> order(static_cast<std::size_t>(n));
+  std::iota(order.begin(), order.end(), Eigen::Index{0});
+  const Eigen::Index batch = std::min<Eigen::Index>(params.batch_size, n);
+  MatrixF xb(xs.rows(), batch), yb(ys.rows(), batch);
+  const VectorF zero = VectorF::Zero(net.parameters().size());
+
+  double best = std::numeric_limits<double>::infinity();
+  int since_best = 0;
+  result.network = net;
+  for (int epoch = 1; epoch <= params.max_epochs; ++epoch) {
+    // Fisher-Yates with the generator's raw output (std::shuffle differs between libraries).
+    for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng() % i]);
+    for (Eigen::Index start = 0; start + batch <= n; start += batch) {
+      for (Eigen::Index j = 0; j < batch; ++j) {
+        xb.col(j) = xs.col(order[static_cast<std::size_t>(start + j)]);
+        yb.col(j) = ys.col(order[static_cast<std::size_t>(start + j)]);
+      }
+      VectorF g = parallel_reduce(
+          static_cast<std::size_t>(batch), kChunk, zero,
+          [&](std::size_t b, std::size_t e) {
+            VectorF part = VectorF::Zero(zero.size());
+            const auto cols = static_cast<Eigen::Index>(e - b);
+            net.accumulate_squared_error(xb.middleCols(static_cast<Eigen::Index>(b), cols),
+                                         yb.middleCols(static_cast<Eigen::Index>(b), cols), part);
+            return part;
+          },
+          [](const VectorF& a, const VectorF& b) { return VectorF(a + b); });
+      g /= static_cast<float>(batch * ys.rows());
+      adam.step(net.parameters(), g);
+    }
+    EpochReport report;
+    report.epoch = epoch;
+    report.train_loss = output_mse(row_squared_errors(net, xs, ys), result.output, n);
+    report.test_loss = output_mse(row_squared_errors(net, xt, yt), result.output, xt.cols());
+    if (!std::isfinite(report.train_loss)) break;
+    result.history.push_back(report);
+    if (on_epoch) on_epoch(report);
+    const double loss = test.size() ? report.test_loss : report.train_loss;
+    if (loss < best * (1.0 - params.min_improvement)) {
+      best = loss;
+      since_best = 0;
+      result.network = net;
+      result.best_epoch = epoch;
+    } else if (loss < best) {
+      best = loss;  // keep the best weights, but a tiny gain does not reset the plateau count
+      result.network = net;
+      result.best_epoch = epoch;
+      ++since_best;
+    } else {
+      ++since_best;
+    }
+    if (params.patience > 0 && since_best >= params.patience) {
+      result.stopped_early = epoch < params.max_epochs;
+      break;
+    }
+  }
+  return result;
+}
+
+Eigen::MatrixXf predict(const Mlp<float>& net, const Standardizer& in, const Standardizer& out,
+                        const Eigen::MatrixXf& x) {
+  return out.invert<float>(net.forward(in.apply<float>(x)));
+}
+
+double mean_squared_error(const Mlp<float>& net, const Standardizer& in, const Standardizer& out,
+                          const Dataset& data) {
+  return output_mse(row_squared_errors(net, in.apply<float>(data.x), out.apply<float>(data.y)), out,
+                    data.size());
+}
+
+}  // namespace datadyn::learn
