@@ -1,0 +1,105 @@
+#pragma once
+/// @file
+/// One cloth run of Lee, Oh, Lee 2019: a rectangular particle grid with structural, shear and
+/// bending springs (Liu et al. 2013, sec. 5), its pins, external forces (gravity, wind after
+/// Wejchert & Haumann 1991) and colliders (a sphere, the ground plane), and the paper's three
+/// scenes (curtain, flag, collision; sec. 5, fig. 6). The grid's topology and rest shape are here;
+/// the integrator is in mass_spring_solver.hpp.
+
+#include <string>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "core/types.hpp"
+
+namespace datadyn::cloth {
+
+/// Which particles are held at their initial positions.
+enum class PinMode {
+  None,        ///< free cloth
+  TopRow,      ///< every particle of row 0
+  TopCorners,  ///< the two ends of row 0
+  LeftColumn,  ///< every particle of column 0 (a flag on its pole)
+};
+
+/// Wind after Wejchert & Haumann 1991: a uniform air velocity, optionally gusting.
+struct Wind {
+  Eigen::Vector3d velocity = Eigen::Vector3d::Zero();  ///< m/s
+  double drag = 0.0;         ///< c in f = -c A (n.v_r)|n.v_r| n, kg/m^3 (air: about 0.6)
+  double gust = 0.0;         ///< relative amplitude of a sinusoidal gust, in [0, 1]
+  double gust_period = 1.0;  ///< s, > 0
+};
+
+struct Sphere {
+  bool enabled = false;
+  Eigen::Vector3d center = Eigen::Vector3d::Zero();  ///< m
+  double radius = 0.25;                              ///< m, > 0
+};
+
+struct Ground {
+  bool enabled = false;
+  double height = 0.0;  ///< m: the plane y = height, cloth stays above
+};
+
+struct ClothParams {
+  int nx = 33;                             ///< particles per row (grid u axis), >= 2
+  int ny = 33;                             ///< rows (grid v axis), >= 2
+  double spacing = 1.0 / 32;               ///< rest distance between row/column neighbours, m
+  Eigen::Vector3d origin{-0.5, 1.5, 0.0};  ///< particle (row 0, column 0), m
+  Eigen::Vector3d axis_u{1.0, 0.0, 0.0};   ///< direction of a row (normalised on use)
+  Eigen::Vector3d axis_v{0.0, -1.0, 0.0};  ///< direction from row to row (normalised on use)
+  double mass = 0.01;                      ///< per particle, kg
+  double k_structural = 100.0;             ///< N/m
+  double k_shear = 50.0;                   ///< N/m
+  double k_bending = 10.0;                 ///< N/m (springs between particles two apart)
+  double time_step = 1.0 / 60;             ///< h, s; one output frame per step
+  int iterations = 10;                     ///< local/global iterations per step (Liu et al. alg. 1)
+  double damping = 0.01;                   ///< fraction of the velocity removed per step, in [0, 1)
+  int frames = 120;                        ///< steps to simulate (frame 0 is the initial state)
+  Eigen::Vector3d gravity{0.0, -9.81, 0.0};  ///< m/s^2
+  Wind wind;
+  PinMode pins = PinMode::TopRow;
+  Sphere sphere;
+  Ground ground;
+  double collision_margin = 0.005;  ///< m kept between particles and colliders
+  /// Multiplies every external force (gravity, wind): 1 for the target, 1/f for a miniature of
+  /// DSDS factor f (sec. 4.1, eq. 8).
+  double force_scale = 1.0;
+  /// The wind's relative velocity is velocity_scale * v - v_wind: 1 for the target, f for a
+  /// miniature, whose velocities are 1/f of the target's (see miniature.hpp).
+  double velocity_scale = 1.0;
+};
+
+/// The paper's scenes as defaults for ClothParams: "curtain" (pinned along its top row, released
+/// tilted so it swings), "flag" (pinned at its left column, in gusting wind), "collision" (falls
+/// flat onto a sphere, ground below). Returns false for an unknown name.
+bool apply_scene_preset(const std::string& scene, ClothParams& params);
+/// The names apply_scene_preset knows.
+std::vector<std::string> scene_names();
+
+/// A spring between particles i and j with rest length `rest` (m) and stiffness k (N/m).
+struct Spring {
+  int i = 0, j = 0;
+  double rest = 0.0;
+  double k = 0.0;
+};
+
+/// Index of the particle at row r, column c: r * nx + c.
+inline int grid_index(const ClothParams& p, int r, int c) {
+  return r * p.nx + c;
+}
+/// #nx*ny by 3 rest positions: origin + c spacing u + r spacing v.
+Points3 rest_positions(const ClothParams& p);
+/// Structural (row and column neighbours), shear (both diagonals) and bending (two apart along
+/// rows and columns) springs with rest lengths from the rest positions.
+std::vector<Spring> grid_springs(const ClothParams& p);
+/// Two triangles per grid cell (#2(nx-1)(ny-1) by 3), counter-clockwise seen from the side
+/// v x u points to.
+Triangles grid_triangles(const ClothParams& p);
+/// One quad per grid cell (#(nx-1)(ny-1) by 4).
+Quads grid_quads(const ClothParams& p);
+/// Indices of the pinned particles, ascending.
+std::vector<int> pinned_particles(const ClothParams& p);
+
+}  // namespace datadyn::cloth

@@ -1,0 +1,76 @@
+#pragma once
+/// @file
+/// Fast simulation of mass-spring systems (Liu, Bargteil, O'Brien, Kavan 2013), the projective
+/// dynamics form of implicit Euler that Lee, Oh, Lee 2019 use (through P-ADMM) for the target and
+/// the miniature cloth. Each step minimises
+///   1/2 (x - y)^T M (x - y) + h^2 E(x),  y = x_n + h v_n + h^2 M^-1 f_ext       (Liu eq. 3)
+/// by alternating a local step, d_s = r_s (x_i - x_j) / |x_i - x_j| for every spring s (eq. 12),
+/// and a global step (M + h^2 L) x = M y + h^2 J d (eq. 13) with L = sum k_s A_s A_s^T and
+/// J = sum k_s A_s S_s^T (k_s in both). The N x N matrix is the same for x, y and z: it is
+/// factored once (Eigen's SimplicialLDLT) and solved for three right-hand sides per iteration.
+/// Pinned particles are eliminated from the system (their positions are exact, no stiff term).
+/// After every global solve, particles inside the sphere or below the ground are projected to
+/// the surface plus a margin; at the end of the step the velocity's inward normal component is
+/// removed for them, then the velocity is damped.
+
+#include <vector>
+
+#include <Eigen/Core>
+#include <Eigen/SparseCholesky>
+#include <Eigen/SparseCore>
+
+#include "cloth/cloth_params.hpp"
+#include "core/types.hpp"
+
+namespace datadyn::cloth {
+
+struct StepResult {
+  bool ok = true;     ///< false: a position or velocity is not finite or left 1e3 m
+  int particle = -1;  ///< the first bad particle when !ok
+};
+
+class MassSpringSolver {
+ public:
+  /// Builds the springs and pins and factors M + h^2 L. Starts at rest_positions(params) with zero
+  /// velocity. Throws RunError if the matrix cannot be factored.
+  explicit MassSpringSolver(const ClothParams& params);
+
+  const ClothParams& params() const { return params_; }
+  const std::vector<Spring>& springs() const { return springs_; }
+  const std::vector<int>& pins() const { return pins_; }
+  /// #N by 3, m.
+  const Points3& positions() const { return x_; }
+  /// #N by 3, m/s.
+  const Points3& velocities() const { return v_; }
+  /// Simulated time, s.
+  double time() const { return time_; }
+
+  /// Replaces the state (e.g. to start from a perturbed shape). Pins keep their rest positions.
+  void set_state(const Points3& positions, const Points3& velocities);
+
+  /// One implicit step of length params().time_step.
+  StepResult step();
+
+  /// Kinetic + spring + gravitational potential energy, J (gravity times force_scale; wind is not
+  /// conservative and not counted).
+  double energy() const;
+
+  /// #N by 3 external force at the current state (gravity and wind, times force_scale), N.
+  Points3 external_forces() const;
+
+ private:
+  void project_to_colliders(Points3& x, std::vector<char>* contact) const;
+
+  ClothParams params_;
+  std::vector<Spring> springs_;
+  std::vector<int> pins_;
+  std::vector<int> free_of_;  // particle -> row in the reduced system, -1 if pinned
+  std::vector<int> free_;     // reduced row -> particle
+  Triangles triangles_;
+  Points3 x_, v_, pinned_x_;
+  Eigen::MatrixXd pin_rhs_;  // #free by 3: (M + h^2 L)_{free, pinned} x_pinned
+  Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> ldlt_;
+  double time_ = 0.0;
+};
+
+}  // namespace datadyn::cloth

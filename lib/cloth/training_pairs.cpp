@@ -1,0 +1,29 @@
+#include "cloth/training_pairs.hpp"
+
+#include "cloth/miniature.hpp"
+
+namespace datadyn::cloth {
+
+PatchPairs training_pairs(const std::vector<Points3>& target_frames, const MiniatureGrid& grid,
+                          const PatchOptions& options) {
+  PatchPairs pairs;
+  const Eigen::Index per_frame = grid.patch_count();
+  const Eigen::Index frames =
+      target_frames.size() >= 3 ? static_cast<Eigen::Index>(target_frames.size()) - 2 : 0;
+  pairs.x.resize(grid.input_size(), frames * per_frame);
+  pairs.y.resize(grid.output_size(), frames * per_frame);
+  std::vector<Points3> mini;
+  mini.reserve(target_frames.size());
+  for (const Points3& t : target_frames)
+    mini.push_back(downsample_downscale(t, grid.target_nx(), grid.target_ny(), grid.factor));
+  for (Eigen::Index k = 0; k < frames; ++k) {
+    const auto t = static_cast<std::size_t>(k + 2);
+    pairs.x.middleCols(k * per_frame, per_frame) =
+        patch_inputs(mini[t - 2], mini[t - 1], mini[t], grid, options);
+    pairs.y.middleCols(k * per_frame, per_frame) =
+        patch_outputs(target_frames[t], mini[t], grid, options);
+  }
+  return pairs;
+}
+
+}  // namespace datadyn::cloth

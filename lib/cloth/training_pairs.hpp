@@ -1,0 +1,27 @@
+#pragma once
+/// @file
+/// Training pairs of the upscaling network from one target sequence (Lee, Oh, Lee 2019, sec. 3.2,
+/// table 2): each target frame is reduced to its miniature by DSDS; for every frame t >= 2 and
+/// every 2 x 2 miniature patch, the input is the patch over frames t-2, t-1, t (eq. 2) and the
+/// output the target patch at t (eq. 3).
+
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "cloth/upscale.hpp"
+#include "core/types.hpp"
+
+namespace datadyn::cloth {
+
+struct PatchPairs {
+  Eigen::MatrixXf x;  ///< #36 by #pairs, target metres
+  Eigen::MatrixXf y;  ///< #3(f+1)^2 by #pairs, target metres
+};
+
+/// Pairs of a target sequence (frames #target_nx*target_ny by 3 each), frame by frame, patches
+/// row by row. Sequences shorter than 3 frames give no pairs.
+PatchPairs training_pairs(const std::vector<Points3>& target_frames, const MiniatureGrid& grid,
+                          const PatchOptions& options);
+
+}  // namespace datadyn::cloth

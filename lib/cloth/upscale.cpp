@@ -1,0 +1,203 @@
+#include "cloth/upscale.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "core/check.hpp"
+
+namespace datadyn::cloth {
+namespace {
+
+/// Up to four (node, weight) taps of a 1-D interpolation at parameter t in [0, m - 1].
+struct Taps {
+  std::array<int, 4> node{};
+  std::array<double, 4> weight{};
+  int count = 0;
+  void add(int i, double w) {
+    for (int k = 0; k < count; ++k)
+      if (node[static_cast<std::size_t>(k)] == i) {
+        weight[static_cast<std::size_t>(k)] += w;
+        return;
+      }
+    node[static_cast<std::size_t>(count)] = i;
+    weight[static_cast<std::size_t>(count)] = w;
+    ++count;
+  }
+};
+
+Taps taps_1d(double t, int m, Interpolation method) {
+  Taps taps;
+  if (m == 1) {
+    taps.add(0, 1.0);
+    return taps;
+  }
+  if (method == Interpolation::Biquadratic && m >= 3) {
+    const int k = std::clamp(static_cast<int>(std::lround(t)), 1, m - 2);
+    const double s = t - k;  // in [-1, 1]
+    taps.add(k - 1, 0.5 * s * (s - 1.0));
+    taps.add(k, 1.0 - s * s);
+    taps.add(k + 1, 0.5 * s * (s + 1.0));
+    return taps;
+  }
+  const int i0 = std::clamp(static_cast<int>(std::floor(t)), 0, m - 2);
+  const double s = t - i0;
+  if (method == Interpolation::Bicubic && m >= 3) {
+    // Catmull-Rom; a node outside the grid is the linear extrapolation 2 p_end - p_next.
+    const double s2 = s * s, s3 = s2 * s;
+    const double w[4] = {0.5 * (-s3 + 2 * s2 - s), 0.5 * (3 * s3 - 5 * s2 + 2),
+                         0.5 * (-3 * s3 + 4 * s2 + s), 0.5 * (s3 - s2)};
+    for (int k = 0; k < 4; ++k) {
+      const int i = i0 - 1 + k;
+      if (i < 0) {
+        taps.add(0, 2 * w[k]);
+        taps.add(1, -w[k]);
+      } else if (i > m - 1) {
+        taps.add(m - 1, 2 * w[k]);
+        taps.add(m - 2, -w[k]);
+      } else {
+        taps.add(i, w[k]);
+      }
+    }
+    return taps;
+  }
+  taps.add(i0, 1.0 - s);
+  taps.add(i0 + 1, s);
+  return taps;
+}
+
+/// The interpolation base of each patch output (see PatchOptions), #3(f+1)^2 by #patches.
+Eigen::MatrixXf patch_base(const Eigen::Ref<const Points3>& mini_t, const MiniatureGrid& g,
+                           const PatchOptions& o) {
+  const int f = g.factor;
+  Eigen::MatrixXf base = Eigen::MatrixXf::Zero(g.output_size(), g.patch_count());
+  if (!o.residual && !o.local) return base;
+  const Points3 cubic =
+      o.residual ? interpolate_upscale(mini_t, g, Interpolation::Bicubic) : Points3();
+  const int tnx = g.target_nx();
+  for (int r = 0; r + 1 < g.my; ++r) {
+    for (int c = 0; c + 1 < g.mx; ++c) {
+      const int p = r * (g.mx - 1) + c;
+      Eigen::RowVector3d centroid = Eigen::RowVector3d::Zero();
+      if (!o.residual) {
+        centroid = 0.25 * f *
+                   (mini_t.row(r * g.mx + c) + mini_t.row(r * g.mx + c + 1) +
+                    mini_t.row((r + 1) * g.mx + c) + mini_t.row((r + 1) * g.mx + c + 1));
+      }
+      int k = 0;
+      for (int a = 0; a <= f; ++a)
+        for (int b = 0; b <= f; ++b, ++k) {
+          const Eigen::RowVector3d v =
+              o.residual ? Eigen::RowVector3d(cubic.row((f * r + a) * tnx + f * c + b)) : centroid;
+          base.block(3 * k, p, 3, 1) = v.transpose().cast<float>();
+        }
+    }
+  }
+  return base;
+}
+
+}  // namespace
+
+Points3 interpolate_upscale(const Eigen::Ref<const Points3>& mini, const MiniatureGrid& g,
+                            Interpolation method) {
+  DATADYN_CHECK_EQ(mini.rows(), static_cast<Eigen::Index>(g.mx) * g.my);
+  const int f = g.factor, tnx = g.target_nx(), tny = g.target_ny();
+  std::vector<Taps> tu(static_cast<std::size_t>(tnx)), tv(static_cast<std::size_t>(tny));
+  for (int j = 0; j < tnx; ++j)
+    tu[static_cast<std::size_t>(j)] = taps_1d(static_cast<double>(j) / f, g.mx, method);
+  for (int i = 0; i < tny; ++i)
+    tv[static_cast<std::size_t>(i)] = taps_1d(static_cast<double>(i) / f, g.my, method);
+  Points3 out(static_cast<Eigen::Index>(tnx) * tny, 3);
+  for (int i = 0; i < tny; ++i) {
+    const Taps& a = tv[static_cast<std::size_t>(i)];
+    for (int j = 0; j < tnx; ++j) {
+      const Taps& b = tu[static_cast<std::size_t>(j)];
+      Eigen::RowVector3d v = Eigen::RowVector3d::Zero();
+      for (int ka = 0; ka < a.count; ++ka)
+        for (int kb = 0; kb < b.count; ++kb)
+          v += (a.weight[static_cast<std::size_t>(ka)] * b.weight[static_cast<std::size_t>(kb)]) *
+               mini.row(a.node[static_cast<std::size_t>(ka)] * g.mx +
+                        b.node[static_cast<std::size_t>(kb)]);
+      out.row(i * tnx + j) = f * v;
+    }
+  }
+  return out;
+}
+
+Eigen::MatrixXf patch_inputs(const Eigen::Ref<const Points3>& mini_t2,
+                             const Eigen::Ref<const Points3>& mini_t1,
+                             const Eigen::Ref<const Points3>& mini_t, const MiniatureGrid& g,
+                             const PatchOptions& o) {
+  const double f = g.factor;
+  Eigen::MatrixXf in(36, g.patch_count());
+  for (int r = 0; r + 1 < g.my; ++r) {
+    for (int c = 0; c + 1 < g.mx; ++c) {
+      const int p = r * (g.mx - 1) + c;
+      const int nodes[4] = {r * g.mx + c, r * g.mx + c + 1, (r + 1) * g.mx + c,
+                            (r + 1) * g.mx + c + 1};
+      Eigen::RowVector3d centroid = Eigen::RowVector3d::Zero();
+      if (o.local)
+        for (int q : nodes) centroid += 0.25 * f * mini_t.row(q);
+      int k = 0;
+      for (int t = 0; t < 3; ++t) {
+        const auto& m = t == 0 ? mini_t2 : (t == 1 ? mini_t1 : mini_t);
+        for (int q : nodes) {
+          in.block(3 * k, p, 3, 1) = (f * m.row(q) - centroid).transpose().cast<float>();
+          ++k;
+        }
+      }
+    }
+  }
+  return in;
+}
+
+Eigen::MatrixXf patch_outputs(const Eigen::Ref<const Points3>& target,
+                              const Eigen::Ref<const Points3>& mini_t, const MiniatureGrid& g,
+                              const PatchOptions& o) {
+  const int f = g.factor, tnx = g.target_nx();
+  DATADYN_CHECK_EQ(target.rows(), static_cast<Eigen::Index>(tnx) * g.target_ny());
+  Eigen::MatrixXf out = -patch_base(mini_t, g, o);
+  for (int r = 0; r + 1 < g.my; ++r)
+    for (int c = 0; c + 1 < g.mx; ++c) {
+      const int p = r * (g.mx - 1) + c;
+      int k = 0;
+      for (int a = 0; a <= f; ++a)
+        for (int b = 0; b <= f; ++b, ++k)
+          out.block(3 * k, p, 3, 1) +=
+              target.row((f * r + a) * tnx + f * c + b).transpose().cast<float>();
+    }
+  return out;
+}
+
+Points3 assemble_patches(const Eigen::MatrixXf& outputs, const Eigen::Ref<const Points3>& mini_t,
+                         const MiniatureGrid& g, const PatchOptions& o) {
+  DATADYN_CHECK_EQ(outputs.rows(), g.output_size());
+  DATADYN_CHECK_EQ(outputs.cols(), g.patch_count());
+  const int f = g.factor, tnx = g.target_nx();
+  const Eigen::MatrixXf full = outputs + patch_base(mini_t, g, o);
+  Points3 sum = Points3::Zero(static_cast<Eigen::Index>(tnx) * g.target_ny(), 3);
+  Eigen::VectorXd count = Eigen::VectorXd::Zero(sum.rows());
+  for (int r = 0; r + 1 < g.my; ++r)
+    for (int c = 0; c + 1 < g.mx; ++c) {
+      const int p = r * (g.mx - 1) + c;
+      int k = 0;
+      for (int a = 0; a <= f; ++a)
+        for (int b = 0; b <= f; ++b, ++k) {
+          const int i = (f * r + a) * tnx + f * c + b;
+          sum.row(i) += full.block(3 * k, p, 3, 1).transpose().cast<double>();
+          count[i] += 1.0;
+        }
+    }
+  for (Eigen::Index i = 0; i < sum.rows(); ++i) sum.row(i) /= count[i];
+  return sum;
+}
+
+Points3 regressor_upscale(const Eigen::Ref<const Points3>& mini_t2,
+                          const Eigen::Ref<const Points3>& mini_t1,
+                          const Eigen::Ref<const Points3>& mini_t, const MiniatureGrid& grid,
+                          const PatchOptions& options, const PatchRegressor& regressor) {
+  const Eigen::MatrixXf in = patch_inputs(mini_t2, mini_t1, mini_t, grid, options);
+  return assemble_patches(regressor(in), mini_t, grid, options);
+}
+
+}  // namespace datadyn::cloth

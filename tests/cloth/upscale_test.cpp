@@ -1,0 +1,68 @@
+// DSDS and upscaling: a cloth at rest survives down-sampling, down-scaling and every upscaling
+// exactly; patches assemble back to the frame they came from.
+
+#include <doctest/doctest.h>
+
+#include "cloth/cloth_params.hpp"
+#include "cloth/miniature.hpp"
+#include "cloth/training_pairs.hpp"
+#include "cloth/upscale.hpp"
+
+using namespace datadyn::cloth;
+
+TEST_CASE("DSDS of a cloth at rest, scaled back up, equals the target at rest") {
+  for (int f : {2, 3, 4}) {
+    ClothParams target;
+    target.nx = 4 * 6 + 1;
+    target.ny = 12 * 2 + 1;
+    target.spacing = 0.02;
+    REQUIRE(apply_scene_preset("curtain", target));  // a tilted plane, not axis aligned
+    const auto rest = rest_positions(target);
+    const ClothParams mini = miniature_params(target, f);
+    const auto mini_rest = downsample_downscale(rest, target.nx, target.ny, f);
+    INFO("factor " << f);
+    // The miniature grid built from its own parameters is the DSDS of the target's.
+    CHECK((rest_positions(mini) - mini_rest).cwiseAbs().maxCoeff() < 1e-12);
+    // Rest lengths are kept (sec. 3.1): same spacing, springs as long as the target's.
+    CHECK(grid_springs(mini).front().rest == doctest::Approx(target.spacing));
+    const MiniatureGrid g{mini.nx, mini.ny, f};
+    for (auto m : {Interpolation::Bilinear, Interpolation::Biquadratic, Interpolation::Bicubic}) {
+      const auto up = interpolate_upscale(mini_rest, g, m);
+      // Every scheme reproduces affine maps; 1e-12 m is rounding at metre scale.
+      CHECK((up - rest).cwiseAbs().maxCoeff() < 1e-12);
+    }
+  }
+}
+
+TEST_CASE("the miniature's external forces are 1/f of the target's, per particle") {
+  ClothParams target;
+  target.nx = target.ny = 9;
+  REQUIRE(apply_scene_preset("flag", target));
+  const ClothParams mini = miniature_params(target, 2);
+  CHECK(mini.force_scale == doctest::Approx(0.5));
+  CHECK(mini.velocity_scale == doctest::Approx(2.0));
+  CHECK(mini.nx == 5);
+}
+
+TEST_CASE("patch outputs assemble back to the target frame, for every option") {
+  ClothParams target;
+  target.nx = 9;
+  target.ny = 7;
+  REQUIRE(apply_scene_preset("collision", target));
+  datadyn::Points3 x = rest_positions(target);
+  for (Eigen::Index i = 0; i < x.rows(); ++i) x(i, 1) += 0.1 * std::sin(1.7 * i);  // wrinkles
+  const auto mini = downsample_downscale(x, target.nx, target.ny, 2);
+  const MiniatureGrid g{5, 4, 2};
+  for (bool local : {false, true})
+    for (bool residual : {false, true}) {
+      const PatchOptions o{local, residual};
+      const auto out = patch_outputs(x, mini, g, o);
+      CHECK(out.rows() == 27);
+      CHECK(out.cols() == 12);
+      // float storage of the outputs: 1e-6 m at metre scale
+      CHECK((assemble_patches(out, mini, g, o) - x).cwiseAbs().maxCoeff() < 1e-6);
+    }
+  const auto pairs = training_pairs({x, x, x, x}, g, {});
+  CHECK(pairs.x.cols() == 2 * 12);
+  CHECK(pairs.x.rows() == 36);
+}
