@@ -11,8 +11,15 @@
 #include <openvdb/tools/SignedFloodFill.h>
 #include <openvdb/tools/VolumeToMesh.h>
 
+#include <tbb/parallel_for.h>
+#include <tbb/parallel_sort.h>
+
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <mutex>
+#include <vector>
 
 #include "core/errors.hpp"
 #include "io/atomic_file.hpp"
@@ -65,6 +72,163 @@ class ParticleList {
   double radius_;
 };
 
+using FloatLeaf = openvdb::FloatTree::LeafNodeType;
+constexpr int kLeafDim = static_cast<int>(FloatLeaf::DIM);  // 8
+
+/// Packs a leaf's coordinates (origin / 8) into one sortable key.
+std::uint64_t leaf_key(const openvdb::Coord& c) {
+  constexpr std::int64_t bias = 1 << 20;
+  auto part = [](int v) { return static_cast<std::uint64_t>(static_cast<std::int64_t>(v) + bias); };
+  return (part(c.x()) << 42) | (part(c.y()) << 21) | part(c.z());
+}
+openvdb::Coord leaf_coord(std::uint64_t key) {
+  constexpr std::int64_t bias = 1 << 20, mask = (1 << 21) - 1;
+  auto part = [](std::uint64_t v) {
+    return static_cast<int>(static_cast<std::int64_t>(v & mask) - bias);
+  };
+  return {part(key >> 42), part(key >> 21), part(key)};
+}
+double squared(double v) {
+  return v * v;
+}
+int floor_div8(double x) {
+  return static_cast<int>(std::floor(x / kLeafDim));
+}
+
+/// The union-of-spheres level set, one 8^3 leaf at a time: particles are sorted into the leaf
+/// that holds them; each leaf that any particle can reach gathers the particles of the leaves
+/// around it and keeps the minimum squared distance per voxel; values are min |x - p| - r.
+/// Every leaf is computed independently (deterministic for any thread count) and linked into the
+/// tree at the end.
+void rasterize_leaves(const Eigen::Ref<const Points3>& particles, double radius_voxels,
+                      double half_width, openvdb::FloatGrid& grid) {
+  const double dx = grid.voxelSize()[0];
+  const double reach = radius_voxels + half_width;  // voxels: beyond it every value is >= band
+  const int cells = static_cast<int>(std::ceil(reach / kLeafDim));
+  const auto n = static_cast<std::size_t>(particles.rows());
+
+  // Leaf keys hold 21 bits per axis: +-2^20 leaves of 8 voxels around the origin.
+  const double limit = 8.0 * ((1 << 20) - cells - 2);
+  if (n > 0 && particles.cwiseAbs().maxCoeff() / dx >= limit)
+    throw IoError("particles: a position is more than " + std::to_string(limit) +
+                  " voxels from the origin (" + std::to_string(limit * dx) +
+                  " m at this voxel size): use a larger voxel size");
+  if (n > std::numeric_limits<std::uint32_t>::max())
+    throw IoError("particles: more than 2^32 particles in one frame");
+
+  // Index-space positions and their leaf keys, sorted by key (ties by particle index).
+  std::vector<std::array<double, 3>> pos(n);
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> order(n);
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 4096), [&](const auto& r) {
+    for (std::size_t i = r.begin(); i < r.end(); ++i) {
+      const auto row = static_cast<Eigen::Index>(i);
+      pos[i] = {particles(row, 0) / dx, particles(row, 1) / dx, particles(row, 2) / dx};
+      const openvdb::Coord c(floor_div8(pos[i][0]), floor_div8(pos[i][1]), floor_div8(pos[i][2]));
+      order[i] = {leaf_key(c), static_cast<std::uint32_t>(i)};
+    }
+  });
+  tbb::parallel_sort(order.begin(), order.end());
+  // Occupied cells: key -> [begin, end) in `order`.
+  std::vector<std::uint64_t> occupied;
+  std::vector<std::size_t> starts;
+  for (std::size_t i = 0; i < n; ++i)
+    if (i == 0 || order[i].first != order[i - 1].first) {
+      occupied.push_back(order[i].first);
+      starts.push_back(i);
+    }
+  starts.push_back(n);
+  auto find_cell = [&](std::uint64_t key) -> std::ptrdiff_t {
+    auto it = std::lower_bound(occupied.begin(), occupied.end(), key);
+    return it != occupied.end() && *it == key ? it - occupied.begin() : -1;
+  };
+
+  // Candidate leaves: every occupied cell dilated by `cells`.
+  std::vector<std::uint64_t> candidates;
+  candidates.reserve(occupied.size() * 8);
+  for (std::uint64_t key : occupied) {
+    const openvdb::Coord c = leaf_coord(key);
+    for (int a = -cells; a <= cells; ++a)
+      for (int b = -cells; b <= cells; ++b)
+        for (int k = -cells; k <= cells; ++k) candidates.push_back(leaf_key(c.offsetBy(a, b, k)));
+  }
+  tbb::parallel_sort(candidates.begin(), candidates.end());
+  candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+
+  // The arithmetic of OpenVDB's ParticlesToLevelSet::makeSphere, in the same order and
+  // precision, so both give the same values: squared distances in double (voxel units), value
+  // dx (sqrt(d2) - r) where d2 < (r + w)^2, and "inside" (inactive -background) where
+  // d2 <= max(0, r - w)^2.
+  const double r = radius_voxels;
+  const double reach2 = reach * reach;
+  const double inside2 = std::pow(std::max(0.0, radius_voxels - half_width), 2);
+  const float background = grid.background();
+  std::vector<FloatLeaf*> leaves(candidates.size(), nullptr);
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, candidates.size(), 16), [&](const auto& rg) {
+    std::array<double, FloatLeaf::SIZE> d2;
+    std::array<double, kLeafDim> ex, ey, ez;
+    for (std::size_t li = rg.begin(); li < rg.end(); ++li) {
+      const openvdb::Coord cell = leaf_coord(candidates[li]);
+      const openvdb::Coord origin(cell.x() * kLeafDim, cell.y() * kLeafDim, cell.z() * kLeafDim);
+      d2.fill(reach2);
+      bool touched = false;
+      for (int a = -cells; a <= cells; ++a)
+        for (int b = -cells; b <= cells; ++b)
+          for (int k = -cells; k <= cells; ++k) {
+            const std::ptrdiff_t c = find_cell(leaf_key(cell.offsetBy(a, b, k)));
+            if (c < 0) continue;
+            for (std::size_t j = starts[static_cast<std::size_t>(c)];
+                 j < starts[static_cast<std::size_t>(c) + 1]; ++j) {
+              const auto& p = pos[order[j].second];
+              // Voxels of this leaf within `reach` of p, per axis (local 0..7).
+              int lo[3], hi[3];
+              bool empty = false;
+              for (int d = 0; d < 3; ++d) {
+                lo[d] = std::max(0, static_cast<int>(std::floor(p[d] - reach)) - origin[d]);
+                hi[d] =
+                    std::min(kLeafDim - 1, static_cast<int>(std::ceil(p[d] + reach)) - origin[d]);
+                empty = empty || lo[d] > hi[d];
+              }
+              if (empty) continue;
+              touched = true;
+              for (int i = lo[0]; i <= hi[0]; ++i) ex[i] = squared(origin[0] + i - p[0]);
+              for (int i = lo[1]; i <= hi[1]; ++i) ey[i] = squared(origin[1] + i - p[1]);
+              for (int i = lo[2]; i <= hi[2]; ++i) ez[i] = squared(origin[2] + i - p[2]);
+              for (int x = lo[0]; x <= hi[0]; ++x)
+                for (int y = lo[1]; y <= hi[1]; ++y) {
+                  const double exy = ex[x] + ey[y];
+                  double* row = d2.data() + (x << 6) + (y << 3);
+                  for (int z = lo[2]; z <= hi[2]; ++z) row[z] = std::min(row[z], exy + ez[z]);
+                }
+            }
+          }
+      if (!touched) continue;
+      auto leaf = std::make_unique<FloatLeaf>(origin, background, false);
+      float* values = leaf->buffer().data();
+      bool any = false;
+      for (openvdb::Index o = 0; o < FloatLeaf::SIZE; ++o) {
+        if (d2[o] >= reach2) continue;  // outside the band: inactive +background
+        if (d2[o] <= inside2) {
+          values[o] = -background;  // inside: inactive -background
+          any = true;
+          continue;
+        }
+        const float v = static_cast<float>(dx * (std::sqrt(d2[o]) - r));
+        if (!(v < background)) continue;  // rounds to the band's edge: stays +background
+        values[o] = v;
+        leaf->setValueOn(o);
+        any = true;
+      }
+      if (any) leaves[li] = leaf.release();
+    }
+  });
+  auto& tree = grid.tree();
+  for (FloatLeaf* leaf : leaves)
+    if (leaf) tree.addLeaf(leaf);
+  // Every voxel whose sign is known sits in a leaf (a point inside the union is within a radius
+  // of a particle), so no flood fill is needed; leaves without active values become tiles.
+  openvdb::tools::pruneLevelSet(tree);
+}
+
 }  // namespace
 
 LevelSet::LevelSet() : impl_(std::make_unique<Impl>()) {
@@ -104,6 +268,17 @@ Eigen::VectorXd LevelSet::sample(const Eigen::Ref<const Points3>& points) const 
   return out;
 }
 
+std::vector<bool> LevelSet::active(const Eigen::Ref<const Points3>& points) const {
+  const auto acc = impl_->grid->getConstAccessor();
+  std::vector<bool> out(static_cast<std::size_t>(points.rows()));
+  for (Eigen::Index i = 0; i < points.rows(); ++i) {
+    const openvdb::Vec3d ijk =
+        impl_->grid->worldToIndex(openvdb::Vec3d(points(i, 0), points(i, 1), points(i, 2)));
+    out[static_cast<std::size_t>(i)] = acc.isValueOn(openvdb::Coord::round(ijk));
+  }
+  return out;
+}
+
 ParticleLevelSetResult level_set_from_particles(const Eigen::Ref<const Points3>& particles,
                                                 const ParticleLevelSetParams& params) {
   initialize_openvdb();
@@ -111,7 +286,9 @@ ParticleLevelSetResult level_set_from_particles(const Eigen::Ref<const Points3>&
   auto grid = empty_level_set(openvdb::math::Transform::createLinearTransform(params.voxel_size),
                               params.half_width);
   ParticleLevelSetResult result;
-  {
+  if (params.rasterizer == ParticleRasterizer::Leaf) {
+    rasterize_leaves(particles, params.radius / params.voxel_size, params.half_width, *grid);
+  } else {
     openvdb::tools::ParticlesToLevelSet<openvdb::FloatGrid> raster(*grid);
     const ParticleList list(particles, params.radius);
     raster.rasterizeSpheres(list, params.radius);
