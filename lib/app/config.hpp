@@ -186,8 +186,10 @@ struct TypeName<std::vector<T>> {
       return "a list of integers";
     else if constexpr (std::is_floating_point_v<T>)
       return "a list of numbers";
-    else
+    else if constexpr (std::is_same_v<T, std::string>)
       return "a list of strings";
+    else
+      return "a list of lists";
   }
 };
 template <class T, std::size_t N>
@@ -280,7 +282,7 @@ void ConfigReader::get(const std::string& key, T& value, const Range& range) {
     if (!convert(j, parsed)) fail_at(r, key, expected, json_text(j));
     if constexpr (numeric) {
       if (!range.accepts(static_cast<double>(parsed))) fail_at(r, key, expected, json_text(j));
-    } else if constexpr (!std::is_same_v<T, bool> && !std::is_same_v<T, std::string>) {
+    } else if constexpr (requires { static_cast<double>(*parsed.begin()); }) {
       if (range.min || range.max) {
         for (const auto& x : parsed)
           if (!range.accepts(static_cast<double>(x)))

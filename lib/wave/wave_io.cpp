@@ -1,0 +1,608 @@
+#include "wave/wave_io.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
+
+#include "app/progress.hpp"
+#include "core/errors.hpp"
+#include "core/parallel.hpp"
+#include "core/types.hpp"
+#include "io/atomic_file.hpp"
+#include "wave/density_grid.hpp"
+#include "wave/level_set_2d.hpp"
+#include "wave/wave_features.hpp"
+
+namespace datadyn::wave {
+
+using nlohmann::json;
+
+void read_edit_params(app::ConfigReader& r, EditParams& p) {
+  using namespace app;
+  ConfigReader g = r.child("grid");
+  g.get("spacing", p.grid_spacing, non_negative());
+  g.get("min", p.grid_min);
+  g.get("max", p.grid_max);
+  if (!p.grid_min.empty() && p.grid_min.size() != 2)
+    g.fail("min", "a list of 2 numbers [x, y] (metres)");
+  if (!p.grid_max.empty() && p.grid_max.size() != 2)
+    g.fail("max", "a list of 2 numbers [x, y] (metres)");
+  ConfigReader d = r.child("density");
+  d.get("influence_radius", p.influence_radius, positive());
+  d.get("iso_fraction", p.iso_fraction, Range{0.0, 1.0, true, true});
+  r.get("features", p.features);
+
+  r.get("cross_section", p.cross_section);
+  ConfigReader t = r.child("target");
+  t.get("points", p.target_points);
+  for (const auto& pt : p.target_points)
+    if (pt.size() != 2) t.fail("points", "a list of [z, h] pairs (metres)");
+  if (p.target_points.empty()) t.fail("points", "at least one [z, h] point");
+  t.get("file", p.target_file);
+  t.get("svg_scale", p.svg_scale, positive());
+  t.get("tolerance", p.target_tolerance, non_negative());
+  ConfigReader s = r.child("slices");
+  s.get("count", p.slice_count, at_least(1));
+  s.get("spacing", p.slice_spacing, positive());
+  s.get("first_z", p.first_z);
+  r.get("alpha", p.alpha, unit_interval());
+  r.get_list<FixedSlice>("fixed", p.fixed, FixedSlice{}, [&](ConfigReader& f, FixedSlice& x) {
+    int slice = static_cast<int>(x.slice);
+    f.get("slice", slice, in_range(0, p.slice_count - 1));
+    x.slice = static_cast<std::size_t>(slice);
+    f.get("simulation", x.simulation, at_least(-1));
+  });
+  r.get_enum("method", p.method,
+             {{"optimal", SelectionMethod::Optimal}, {"greedy", SelectionMethod::Greedy}});
+  if (p.method == SelectionMethod::Greedy && p.fixed.empty())
+    r.fail("fixed", "at least one fixed slice for the greedy method (eq. 8 grows outward from it)");
+  ConfigReader a = r.child("align_time");
+  a.get("enabled", p.align_time);
+  a.get("arrival_fraction", p.arrival_fraction, Range{0.0, 1.0, true, true});
+  r.get_enum("blend", p.blend, {{"linear", BlendMethod::Linear}, {"cubic", BlendMethod::Cubic}});
+  r.get("band", p.band, at_least(1.0));
+}
+
+namespace {
+
+/// The database's simulations, checked to be alike.
+struct Database {
+  std::filesystem::path path;
+  std::vector<std::string> names;
+  std::size_t frames = 0;
+  double frame_rate = 0;
+  std::vector<std::int64_t> frame_numbers;
+  std::vector<double> times;
+  double l0 = 0;
+};
+
+Database open_database(const io::CacheReader& cache) {
+  Database db;
+  db.path = cache.path();
+  db.names = cache.sequence_names();
+  const std::string file = cache.path().string();
+  if (db.names.empty()) throw IoError(file + ": /sequences: the database holds no simulations");
+  for (std::size_t k = 0; k < db.names.size(); ++k) {
+    const io::SequenceReader s = cache.sequence(db.names[k]);
+    const std::string where = file + ": /sequences/" + s.name();
+    if (s.dimension() != 2)
+      throw IoError(where + ": expected a 2D simulation, got dimension " +
+                    std::to_string(s.dimension()));
+    if (!s.has("points/position")) throw IoError(where + "/points/position: missing");
+    if (k == 0) {
+      db.frames = s.frame_count();
+      db.frame_rate = s.frame_rate();
+      db.frame_numbers = s.frames();
+      db.times = s.times();
+    } else if (s.frame_rate() != db.frame_rate || s.frame_count() != db.frames) {
+      throw IoError(where + ": expected " + std::to_string(db.frames) + " frames at " +
+                    std::to_string(db.frame_rate) + " fps like /sequences/" + db.names[0] +
+                    ", got " + std::to_string(s.frame_count()) + " at " +
+                    std::to_string(s.frame_rate()) +
+                    " fps (every simulation of a database must share frames and frame rate)");
+    }
+    const io::Attributes attrs = s.attributes();
+    if (auto it = attrs.find("l0"); it != attrs.end()) {
+      const double l0 =
+          std::holds_alternative<double>(it->second) ? std::get<double>(it->second) : 0.0;
+      if (k == 0)
+        db.l0 = l0;
+      else if (std::abs(l0 - db.l0) > 1e-12 * db.l0)
+        throw IoError(where + ": attribute l0 = " + std::to_string(l0) +
+                      " differs from /sequences/" + db.names[0] + " (" + std::to_string(db.l0) +
+                      "): simulations must share a resolution");
+    }
+  }
+  if (db.frames == 0) throw IoError(file + ": the simulations have no frames");
+  return db;
+}
+
+/// Fluid particles of simulation `s` at frame index f (points/type == 0 when the array exists).
+Points2 fluid_positions(const io::SequenceReader& s, std::size_t f) {
+  const auto all = s.positions(f);
+  if (!s.has("points/type")) return all;
+  const auto type = s.read_static<std::int32_t>("points/type");
+  Points2 out(static_cast<Eigen::Index>(std::count(type.data.begin(), type.data.end(), 0)), 2);
+  Eigen::Index k = 0;
+  for (std::size_t i = 0; i < type.data.size(); ++i)
+    if (type.data[i] == 0) out.row(k++) = all.row(static_cast<Eigen::Index>(i));
+  return out;
+}
+
+Grid2Spec feature_grid(const EditParams& p, const Database& db, const io::CacheReader& cache) {
+  const double h = p.grid_spacing > 0 ? p.grid_spacing : db.l0;
+  if (!(h > 0))
+    throw ConfigError("<config>", "/grid/spacing",
+                      "a spacing > 0 (the database has no l0 attribute to default to)", "0");
+  Eigen::Vector2d lo, hi;
+  if (!p.grid_min.empty() && !p.grid_max.empty()) {
+    lo = {p.grid_min[0], p.grid_min[1]};
+    hi = {p.grid_max[0], p.grid_max[1]};
+  } else {
+    // The particles' bounds over every frame of every simulation, plus the influence radius.
+    lo.setConstant(std::numeric_limits<double>::infinity());
+    hi = -lo;
+    for (const auto& name : db.names) {
+      const io::SequenceReader s = cache.sequence(name);
+      for (std::size_t f = 0; f < db.frames; ++f) {
+        const Points2 x = fluid_positions(s, f);
+        if (x.rows() == 0) continue;
+        lo = lo.cwiseMin(x.colwise().minCoeff().transpose());
+        hi = hi.cwiseMax(x.colwise().maxCoeff().transpose());
+      }
+    }
+    const double margin = p.influence_radius * (db.l0 > 0 ? db.l0 : h) + 2 * h;
+    lo.array() -= margin;
+    hi.array() += margin;
+  }
+  if (!(hi.x() > lo.x() && hi.y() > lo.y()))
+    throw ConfigError("<config>", "/grid", "max > min", "an empty grid");
+  Grid2Spec g;
+  g.origin = lo;
+  g.spacing = h;
+  g.nx = static_cast<std::size_t>(std::ceil((hi.x() - lo.x()) / h)) + 1;
+  g.ny = static_cast<std::size_t>(std::ceil((hi.y() - lo.y()) / h)) + 1;
+  return g;
+}
+
+/// Identity of the database and of the feature parameters, stored with the features.
+json features_key(const Database& db, const io::CacheReader& cache, const Grid2Spec& g,
+                  const DensityParams& d, double iso) {
+  json k;
+  k["database_created_utc"] = cache.provenance().created_utc;
+  k["database_size"] = std::filesystem::file_size(db.path);
+  k["database_sequences"] = db.names;
+  k["grid"] = {
+      {"nx", g.nx}, {"ny", g.ny}, {"origin", {g.origin.x(), g.origin.y()}}, {"spacing", g.spacing}};
+  k["influence_radius"] = d.influence_radius;
+  k["iso"] = iso;
+  return k;
+}
+
+std::optional<WaveFeatures> load_features(const std::filesystem::path& path, const json& key,
+                                          const Grid2Spec& g, const Database& db, double iso) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return std::nullopt;
+  try {
+    io::CacheReader r(path);
+    const io::Attributes a = r.attributes("/features");
+    const auto it = a.find("key");
+    if (it == a.end() || !std::holds_alternative<std::string>(it->second) ||
+        std::get<std::string>(it->second) != key.dump()) {
+      spdlog::info(
+          "{}: made for another database or other parameters; computing the features again",
+          path.string());
+      return std::nullopt;
+    }
+    WaveFeatures f;
+    f.grid = g;
+    f.iso = iso;
+    f.simulations = db.names.size();
+    f.frames = db.frames;
+    f.heights = r.read_array<float>("/features/heights").data;
+    const auto dist = r.read_array<double>("/features/distance");
+    if (f.heights.size() != f.simulations * f.frames * g.nx ||
+        dist.data.size() != f.simulations * f.simulations)
+      throw IoError(path.string() + ": /features: shapes do not match the database");
+    f.distance =
+        Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
+            dist.data.data(), static_cast<Eigen::Index>(f.simulations),
+            static_cast<Eigen::Index>(f.simulations));
+    return f;
+  } catch (const IoError& e) {
+    spdlog::warn("{}; computing the features again", e.what());
+    return std::nullopt;
+  }
+}
+
+WaveFeatures compute_features(const io::CacheReader& cache, const Database& db, const Grid2Spec& g,
+                              const DensityParams& d, double iso) {
+  FeatureBuilder builder(g, iso, db.names.size(), db.frames);
+  std::vector<io::SequenceReader> seqs;
+  for (const auto& n : db.names) seqs.push_back(cache.sequence(n));
+  app::Progress progress("frame", db.frames);
+  for (std::size_t t = 0; t < db.frames; ++t) {
+    std::vector<Points2> positions;  // HDF5 on this thread only
+    for (const auto& s : seqs) positions.push_back(fluid_positions(s, t));
+    std::vector<Grid2> grids(seqs.size());
+    parallel_for(seqs.size(), 1, [&](std::size_t b, std::size_t e) {
+      for (std::size_t k = b; k < e; ++k) grids[k] = density_grid(positions[k], g, d);
+    });
+    builder.add_frame(t, grids);
+    progress.tick(1, "features");
+  }
+  progress.finish();
+  return builder.finish();
+}
+
+void store_features(const std::filesystem::path& path, const WaveFeatures& f, const json& key,
+                    const io::Provenance& prov) {
+  io::CacheWriter w(path, prov);
+  w.write_array("/features/heights", io::view(f.heights, {f.simulations, f.frames, f.grid.nx}));
+  const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> dist = f.distance;
+  w.write_array("/features/distance", io::view(dist));
+  w.set_attribute("/features", "key", key.dump());
+  w.commit();
+}
+
+/// The target curve as (z, h) points sorted by z.
+std::vector<Eigen::Vector2d> target_curve(const EditParams& p) {
+  std::vector<Eigen::Vector2d> pts;
+  if (p.target_file.empty()) {
+    for (const auto& q : p.target_points) pts.emplace_back(q[0], q[1]);
+  } else {
+    const std::string name = p.target_file;
+    std::ifstream in(name);
+    if (!in)
+      throw ConfigError("<config>", "/target/file", "a readable CSV or SVG file",
+                        "\"" + name + "\"");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::string text = ss.str();
+    const bool svg = name.size() > 4 && name.substr(name.size() - 4) == ".svg";
+    if (svg) {
+      // The first <polyline points="..."> or <path d="M ... L ..."> with absolute coordinates.
+      std::smatch m;
+      std::string coords;
+      if (std::regex_search(text, m, std::regex(R"(<polyline[^>]*\spoints\s*=\s*"([^"]*)\")")))
+        coords = m[1];
+      else if (std::regex_search(text, m, std::regex(R"(<path[^>]*\sd\s*=\s*"([^"]*)\")")))
+        coords = m[1];
+      else
+        throw IoError(name + ": no <polyline points=...> or <path d=...> found");
+      if (coords.find_first_of("mlhvcsqtaz") != std::string::npos)
+        throw IoError(name +
+                      ": path commands must be absolute M and L (got relative or curved ones)");
+      std::replace_if(
+          coords.begin(), coords.end(), [](char c) { return c == ',' || c == 'M' || c == 'L'; },
+          ' ');
+      std::istringstream cs(coords);
+      double x, y;
+      while (cs >> x >> y) pts.emplace_back(x * p.svg_scale, -y * p.svg_scale);
+    } else {
+      std::istringstream ls(text);
+      std::string line;
+      int number = 0;
+      while (std::getline(ls, line)) {
+        ++number;
+        if (line.empty() || line[0] == '#') continue;
+        std::replace(line.begin(), line.end(), ',', ' ');
+        std::istringstream vs(line);
+        double z, h;
+        if (!(vs >> z >> h)) {
+          if (pts.empty()) continue;  // a header line
+          throw IoError(name + ":" + std::to_string(number) +
+                        ": expected two numbers z, h, got \"" + line + "\"");
+        }
+        pts.emplace_back(z, h);
+      }
+    }
+    if (pts.empty()) throw IoError(name + ": no points in the target curve");
+  }
+  std::stable_sort(pts.begin(), pts.end(),
+                   [](const auto& a, const auto& b) { return a.x() < b.x(); });
+  return pts;
+}
+
+double curve_at(const std::vector<Eigen::Vector2d>& c, double z) {
+  if (z <= c.front().x()) return c.front().y();
+  if (z >= c.back().x()) return c.back().y();
+  for (std::size_t k = 1; k < c.size(); ++k) {
+    if (z <= c[k].x()) {
+      const double w = (z - c[k - 1].x()) / std::max(c[k].x() - c[k - 1].x(), 1e-300);
+      return (1 - w) * c[k - 1].y() + w * c[k].y();
+    }
+  }
+  return c.back().y();
+}
+
+void write_text(const std::filesystem::path& path, const std::string& text) {
+  io::AtomicFile f(path);
+  f.write(text);
+  f.commit();
+}
+
+/// An SVG like the paper's fig. 7: the target curve and the heights the chosen simulations reach.
+std::string selection_svg(const std::vector<double>& z, const Eigen::VectorXd& target,
+                          const std::vector<double>& chosen, const std::vector<double>& greedy,
+                          const std::string& title) {
+  const double w = 640, h = 400, m = 50;
+  double zmin = z.front(), zmax = z.back();
+  if (zmax <= zmin) zmax = zmin + 1;
+  double hmin = target.minCoeff(), hmax = target.maxCoeff();
+  for (double v : chosen) hmin = std::min(hmin, v), hmax = std::max(hmax, v);
+  for (double v : greedy) hmin = std::min(hmin, v), hmax = std::max(hmax, v);
+  const double pad = 0.1 * std::max(hmax - hmin, 1e-3);
+  hmin -= pad;
+  hmax += pad;
+  auto X = [&](double v) { return m + (w - 2 * m) * (v - zmin) / (zmax - zmin); };
+  auto Y = [&](double v) { return h - m - (h - 2 * m) * (v - hmin) / (hmax - hmin); };
+  std::ostringstream os;
+  os.precision(5);
+  os << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << w << "\" height=\"" << h << "\">\n"
+     << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+     << "<text x=\"" << m << "\" y=\"25\" font-family=\"sans-serif\" font-size=\"14\">" << title
+     << "</text>\n"
+     << "<line x1=\"" << m << "\" y1=\"" << h - m << "\" x2=\"" << w - m << "\" y2=\"" << h - m
+     << "\" stroke=\"black\"/>\n"
+     << "<line x1=\"" << m << "\" y1=\"" << m << "\" x2=\"" << m << "\" y2=\"" << h - m
+     << "\" stroke=\"black\"/>\n"
+     << "<text x=\"" << w / 2 << "\" y=\"" << h - 12
+     << "\" font-family=\"sans-serif\" font-size=\"12\">slice position z (m)</text>\n"
+     << "<text x=\"8\" y=\"" << m - 10
+     << "\" font-family=\"sans-serif\" font-size=\"12\">height (m): "
+     << std::to_string(hmin).substr(0, 5) << " to " << std::to_string(hmax).substr(0, 5)
+     << "</text>\n";
+  auto polyline = [&](const std::vector<double>& v, const char* colour, const char* extra) {
+    os << "<polyline fill=\"none\" stroke=\"" << colour << "\" stroke-width=\"2\" " << extra
+       << " points=\"";
+    for (std::size_t i = 0; i < v.size(); ++i) os << X(z[i]) << "," << Y(v[i]) << " ";
+    os << "\"/>\n";
+  };
+  polyline(std::vector<double>(target.data(), target.data() + target.size()), "red", "");
+  polyline(greedy, "gray", "stroke-dasharray=\"6,4\"");
+  polyline(chosen, "blue", "");
+  for (std::size_t i = 0; i < z.size(); ++i)
+    os << "<circle cx=\"" << X(z[i]) << "\" cy=\"" << Y(chosen[i])
+       << "\" r=\"3\" fill=\"blue\"/>\n";
+  os << "<text x=\"" << w - 220
+     << "\" y=\"45\" font-family=\"sans-serif\" font-size=\"12\" fill=\"red\">target T</text>\n"
+     << "<text x=\"" << w - 220
+     << "\" y=\"60\" font-family=\"sans-serif\" font-size=\"12\" fill=\"blue\">chosen "
+        "H_d(i)(s)</text>\n"
+     << "<text x=\"" << w - 220
+     << "\" y=\"75\" font-family=\"sans-serif\" font-size=\"12\" fill=\"gray\">greedy "
+        "H_d(i)(s)</text>\n"
+     << "</svg>\n";
+  return os.str();
+}
+
+}  // namespace
+
+void run_wave_edit(const EditParams& p, const EditRun& run) {
+  const io::CacheReader cache(run.database);
+  const Database db = open_database(cache);
+  const Grid2Spec grid = feature_grid(p, db, cache);
+  const double l0 = db.l0 > 0 ? db.l0 : grid.spacing;
+  DensityParams density{p.influence_radius * l0, 0.25};
+  const double iso =
+      p.iso_fraction * M_PI * density.influence_radius * density.influence_radius / (l0 * l0);
+  spdlog::info("database {}: {} simulations, {} frames at {} fps; feature grid {} x {} at {} m",
+               run.database.string(), db.names.size(), db.frames, db.frame_rate, grid.nx, grid.ny,
+               grid.spacing);
+
+  for (const FixedSlice& f : p.fixed) {
+    if (f.slice >= static_cast<std::size_t>(p.slice_count))
+      throw ConfigError("<config>", "/fixed",
+                        "slices in [0, " + std::to_string(p.slice_count - 1) + "]",
+                        std::to_string(f.slice));
+    if (f.simulation >= static_cast<int>(db.names.size()))
+      throw ConfigError("<config>", "/fixed",
+                        "simulations in [-1, " + std::to_string(db.names.size() - 1) + "]",
+                        std::to_string(f.simulation));
+  }
+
+  // Target heights per slice, checked against the database's range at s.
+  const auto curve = target_curve(p);
+  const auto S = static_cast<std::size_t>(p.slice_count);
+  std::vector<double> z(S);
+  Eigen::VectorXd target(static_cast<Eigen::Index>(S));
+  for (std::size_t i = 0; i < S; ++i) {
+    z[i] = p.first_z + p.slice_spacing * static_cast<double>(i);
+    target(static_cast<Eigen::Index>(i)) = curve_at(curve, z[i]);
+  }
+
+  const std::filesystem::path features_path =
+      p.features.empty() ? std::filesystem::path(run.database.string() + ".features.h5")
+                         : std::filesystem::path(p.features);
+  const json key = features_key(db, cache, grid, density, iso);
+  if (run.dry_run) {
+    std::printf(
+        "would edit %zu slices from %zu simulations of %s into %s (%zu x %zu x %zu voxels, %zu "
+        "frames)\n",
+        S, db.names.size(), run.database.c_str(), run.output.c_str(), grid.nx, grid.ny,
+        static_cast<std::size_t>(std::lround((S - 1) * p.slice_spacing / grid.spacing)) + 1,
+        run.frames ? run.frames->size() : db.frames);
+    return;
+  }
+  std::optional<WaveFeatures> loaded = load_features(features_path, key, grid, db, iso);
+  WaveFeatures features;
+  if (loaded) {
+    spdlog::info("features from {}", features_path.string());
+    features = std::move(*loaded);
+  } else {
+    features = compute_features(cache, db, grid, density, iso);
+    io::Provenance prov = run.provenance;
+    store_features(features_path, features, key, prov);
+    spdlog::info("features stored in {}", features_path.string());
+  }
+
+  SelectionProblem problem;
+  problem.heights = Eigen::VectorXd(static_cast<Eigen::Index>(db.names.size()));
+  for (std::size_t n = 0; n < db.names.size(); ++n)
+    problem.heights(static_cast<Eigen::Index>(n)) = features.max_height(n, p.cross_section);
+  const double hlo = problem.heights.minCoeff(), hhi = problem.heights.maxCoeff();
+  for (std::size_t i = 0; i < S; ++i) {
+    double& t = target(static_cast<Eigen::Index>(i));
+    const double excess = std::max(hlo - t, t - hhi);
+    if (excess > p.target_tolerance) {
+      throw ConfigError(
+          "<config>", "/target",
+          "heights within the database's range at s = " + std::to_string(p.cross_section) +
+              " m: [" + std::to_string(hlo) + ", " + std::to_string(hhi) + "] m (± tolerance " +
+              std::to_string(p.target_tolerance) + " m)",
+          std::to_string(t) + " m at slice " + std::to_string(i) + ", " + std::to_string(excess) +
+              " m outside");
+    }
+    if (excess > 0) {
+      spdlog::warn(
+          "target at slice {} ({:.4f} m) is {:.4f} m outside the database's range [{:.4f}, {:.4f}] "
+          "m: clamped",
+          i, t, excess, hlo, hhi);
+      t = std::clamp(t, hlo, hhi);
+    }
+  }
+  problem.target = target;
+  problem.distance = features.distance;
+  problem.alpha = p.alpha;
+  problem.fixed = p.fixed;
+  const Selection optimal = select_optimal(problem);
+  std::optional<Selection> greedy;
+  if (!p.fixed.empty()) greedy = select_greedy(problem);
+  const Selection& chosen = p.method == SelectionMethod::Optimal ? optimal : *greedy;
+
+  // Time alignment: shift each slice so its wave arrives at s when the reference slice's does.
+  std::vector<long> offset(S, 0);
+  if (p.align_time) {
+    const std::size_t ref_slice = p.fixed.empty() ? S / 2 : p.fixed.front().slice;
+    const auto ref = static_cast<long>(
+        features.arrival_frame(static_cast<std::size_t>(chosen.simulation[ref_slice]),
+                               p.cross_section, p.arrival_fraction));
+    for (std::size_t i = 0; i < S; ++i)
+      offset[i] =
+          static_cast<long>(features.arrival_frame(static_cast<std::size_t>(chosen.simulation[i]),
+                                                   p.cross_section, p.arrival_fraction)) -
+          ref;
+  }
+
+  // Report and picture.
+  const Eigen::MatrixXd sh = shape_scores(problem.heights, problem.target);
+  json report;
+  report["database"] = run.database.string();
+  report["simulations"] = db.names;
+  report["cross_section"] = p.cross_section;
+  report["alpha"] = p.alpha;
+  report["method"] = p.method == SelectionMethod::Optimal ? "optimal" : "greedy";
+  report["objective"] = {{"optimal", optimal.objective},
+                         {"greedy", greedy ? json(greedy->objective) : json(nullptr)}};
+  report["database_height_range"] = {hlo, hhi};
+  std::vector<double> chosen_h(S), greedy_h(S);
+  for (std::size_t i = 0; i < S; ++i) {
+    json s;
+    s["slice"] = i;
+    s["z"] = z[i];
+    s["target"] = target(static_cast<Eigen::Index>(i));
+    auto pick = [&](const Selection& sel) {
+      const int n = sel.simulation[i];
+      return json{{"simulation", db.names[static_cast<std::size_t>(n)]},
+                  {"index", n},
+                  {"height", problem.heights(n)},
+                  {"S_h", sh(n, static_cast<Eigen::Index>(i))}};
+    };
+    s["optimal"] = pick(optimal);
+    if (greedy) s["greedy"] = pick(*greedy);
+    s["time_offset_frames"] = offset[i];
+    report["slices"].push_back(s);
+    chosen_h[i] = problem.heights(chosen.simulation[i]);
+    greedy_h[i] = greedy ? problem.heights(greedy->simulation[i]) : chosen_h[i];
+  }
+  write_text(run.report, report.dump(2) + "\n");
+  write_text(run.plot, selection_svg(z, target, chosen_h, greedy_h,
+                                     "target and achieved heights at s = " +
+                                         std::to_string(p.cross_section).substr(0, 6) +
+                                         " m, alpha " + std::to_string(p.alpha).substr(0, 4)));
+  spdlog::info("objective (eq. 7): optimal {:.6f}, greedy {}; report {}, picture {}",
+               optimal.objective, greedy ? std::to_string(greedy->objective) : "-",
+               run.report.string(), run.plot.string());
+
+  // The 3D level-set sequence.
+  std::vector<std::size_t> frame_index;
+  if (run.frames) {
+    for (std::int64_t f : *run.frames) {
+      auto it = std::find(db.frame_numbers.begin(), db.frame_numbers.end(), f);
+      if (it == db.frame_numbers.end())
+        throw UsageError("--frames: frame " + std::to_string(f) +
+                         " is not in the database (frames " +
+                         std::to_string(db.frame_numbers.front()) + "-" +
+                         std::to_string(db.frame_numbers.back()) + ")");
+      frame_index.push_back(static_cast<std::size_t>(it - db.frame_numbers.begin()));
+    }
+  } else {
+    for (std::size_t t = 0; t < db.frames; ++t) frame_index.push_back(t);
+  }
+  io::GridSpec out_spec;
+  out_spec.nx = grid.nx;
+  out_spec.ny = grid.ny;
+  out_spec.nz = static_cast<std::size_t>(
+                    std::lround((static_cast<double>(S) - 1) * p.slice_spacing / grid.spacing)) +
+                1;
+  out_spec.origin = {grid.origin.x(), grid.origin.y(), p.first_z};
+  out_spec.voxel_size = grid.spacing;
+  out_spec.grid_class = io::GridClass::LevelSet;
+  out_spec.background = p.band;
+  SliceLayout layout{p.first_z, p.slice_spacing, p.first_z, grid.spacing, out_spec.nz};
+
+  io::CacheWriter writer(run.output, run.provenance);
+  auto& seq = writer.add_sequence("surface", {db.frame_rate, 3});
+  seq.set_attribute("cross_section", p.cross_section);
+  seq.set_attribute("alpha", p.alpha);
+  std::vector<std::int64_t> chosen_idx(chosen.simulation.begin(), chosen.simulation.end());
+  seq.set_attribute("slice_simulations", chosen_idx);
+  seq.set_attribute("slice_z", z);
+  seq.declare_grid("surface", out_spec);
+  std::vector<io::SequenceReader> seqs;
+  for (const auto& n : db.names) seqs.push_back(cache.sequence(n));
+  std::vector<float> volume(out_spec.nz * out_spec.ny * out_spec.nx);
+  app::Progress progress("frame", frame_index.size());
+  for (std::size_t t : frame_index) {
+    // The distinct (simulation, frame) pairs this output frame needs.
+    std::map<std::pair<int, std::size_t>, std::size_t> need;
+    std::vector<std::pair<int, std::size_t>> keys;
+    for (std::size_t i = 0; i < S; ++i) {
+      const long shifted =
+          std::clamp(static_cast<long>(t) + offset[i], 0L, static_cast<long>(db.frames) - 1);
+      const auto k = std::make_pair(chosen.simulation[i], static_cast<std::size_t>(shifted));
+      if (need.emplace(k, keys.size()).second) keys.push_back(k);
+    }
+    std::vector<Points2> positions;  // HDF5 on this thread only
+    for (const auto& k : keys)
+      positions.push_back(fluid_positions(seqs[static_cast<std::size_t>(k.first)], k.second));
+    std::vector<Grid2> fields(keys.size());
+    parallel_for(keys.size(), 1, [&](std::size_t b, std::size_t e) {
+      for (std::size_t k = b; k < e; ++k)
+        fields[k] = signed_distance(density_grid(positions[k], grid, density), iso, p.band);
+    });
+    std::vector<const Grid2*> slices(S);
+    for (std::size_t i = 0; i < S; ++i) {
+      const long shifted =
+          std::clamp(static_cast<long>(t) + offset[i], 0L, static_cast<long>(db.frames) - 1);
+      slices[i] = &fields[need.at({chosen.simulation[i], static_cast<std::size_t>(shifted)})];
+    }
+    blend_slices(slices, layout, p.blend, volume);
+    seq.append_frame(
+        db.frame_numbers[t], db.times[t],
+        {{"grids/surface", io::view(volume, {out_spec.nz, out_spec.ny, out_spec.nx})}});
+    progress.tick();
+  }
+  progress.finish();
+  writer.commit();
+}
+
+}  // namespace datadyn::wave

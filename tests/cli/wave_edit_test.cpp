@@ -1,0 +1,133 @@
+// wave-edit as a process, on a small synthetic database written here: columns of water of known
+// heights that spread out over a few frames.
+
+#include <doctest/doctest.h>
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/types.hpp"
+#include "io/cache.hpp"
+#include "support/process.hpp"
+
+using datadyn::test::run_command;
+using datadyn::test::TempDir;
+
+namespace {
+
+const std::string kTool = std::string(DATADYN_BIN_DIR) + "/wave-edit";
+
+/// Simulation n: a block of water on an l0 = 0.02 lattice, x in [0, 0.3 + 0.05 t], height
+/// (0.1 + 0.05 n)(1 − 0.1 t) at frame t, so H_n(s) = 0.1 + 0.05 n at every s inside the block.
+void write_database(const std::filesystem::path& path, int sims, int frames,
+                    double rate_of_last = 30.0) {
+  datadyn::io::CacheWriter w(path, {"test", "", "{}", ""});
+  const double l0 = 0.02;
+  for (int n = 0; n < sims; ++n) {
+    char name[16];
+    std::snprintf(name, sizeof name, "sim_%03d", n);
+    auto& s = w.add_sequence(name, {n == sims - 1 ? rate_of_last : 30.0, 2});
+    s.set_attribute("l0", l0);
+    // The cache keeps N fixed: particles the block has no lattice site for wait far outside the
+    // feature grid (x = -10 m), where they add no density.
+    const int count = 600;
+    for (int t = 0; t < frames; ++t) {
+      const double width = 0.3 + 0.05 * t, height = (0.1 + 0.05 * n) * (1 - 0.1 * t);
+      const int cols = static_cast<int>(width / l0 + 0.5),
+                rows = static_cast<int>(height / l0 + 0.5);
+      datadyn::Points2 x(count, 2);
+      for (int k = 0; k < count; ++k) {
+        if (k < cols * rows)
+          x.row(k) << (k % cols + 0.5) * l0, (k / cols + 0.5) * l0;
+        else
+          x.row(k) << -10.0, 0.0;
+      }
+      s.append_frame(t + 1, t / 30.0, {{"points/position", datadyn::io::view(x)}});
+    }
+  }
+  w.commit();
+}
+
+std::string config(const std::string& extra = "") {
+  return R"({"cross_section": 0.1, "slices": {"count": 5, "spacing": 0.04},
+             "target": {"points": [[0, 0.12], [0.08, 0.22], [0.16, 0.12]]},
+             "grid": {"min": [-0.1, -0.1], "max": [0.6, 0.4]},
+             "alpha": 1.0, "fixed": [{"slice": 2}])" +
+         extra + "}";
+}
+
+}  // namespace
+
+TEST_CASE("wave-edit: picks the simulations whose heights match the curve, writes the level set") {
+  TempDir dir;
+  write_database(dir / "db.h5", 4, 4);
+  std::ofstream(dir / "edit.json") << config();
+  const auto out = dir / "surface.h5";
+  auto r = run_command(kTool + " -i " + (dir / "db.h5").string() + " -c " +
+                       (dir / "edit.json").string() + " -o " + out.string());
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  // Targets 0.12, 0.17, 0.22, 0.17, 0.12 against heights 0.1, 0.15, 0.2, 0.25 (minus the surface
+  // sitting between lattice rows: within a few mm): with alpha 1 each slice takes its nearest.
+  const auto report = nlohmann::json::parse(std::ifstream(out.string() + ".report.json"));
+  std::vector<int> picked;
+  for (const auto& s : report["slices"]) picked.push_back(s["optimal"]["index"]);
+  CHECK(picked == std::vector<int>{0, 1, 2, 1, 0});
+  CHECK(report["objective"]["optimal"].get<double>() >=
+        report["objective"]["greedy"].get<double>() - 1e-12);
+  CHECK(std::filesystem::file_size(out.string() + ".heights.svg") > 500);
+
+  datadyn::io::CacheReader cache(out);
+  const auto s = cache.sequence("surface");
+  CHECK(s.frame_count() == 4);
+  const auto spec = s.grid_spec("surface");
+  CHECK(spec.grid_class == datadyn::io::GridClass::LevelSet);
+  CHECK(spec.nz == 9);  // 4 slice gaps of 0.04 m at 0.02 m voxels
+  CHECK(report["database_height_range"][0].get<double>() == doctest::Approx(0.1).epsilon(0.1));
+  CHECK(report["database_height_range"][1].get<double>() == doctest::Approx(0.25).epsilon(0.1));
+  // Frame 1, slice 2 (z = 0.08, layer 4) holds simulation 2: water 0.2 m high at x = 0.1. Below
+  // the surface the field is negative, above it positive.
+  const auto phi = s.read_frame<float>("grids/surface", 0);
+  auto at = [&](double x, double y, std::size_t layer) {
+    const auto i = static_cast<std::size_t>(std::lround((x - spec.origin.x()) / spec.voxel_size));
+    const auto j = static_cast<std::size_t>(std::lround((y - spec.origin.y()) / spec.voxel_size));
+    return phi.data[(layer * spec.ny + j) * spec.nx + i];
+  };
+  CHECK(at(0.1, 0.10, 4) < 0);
+  CHECK(at(0.1, 0.26, 4) > 0);
+  CHECK(at(0.1, 0.16, 0) > 0);  // slice 0 holds simulation 0: only 0.1 m of water
+  CHECK(at(0.1, 0.04, 0) < 0);
+
+  // A second edit reuses the stored features.
+  r = run_command(kTool + " -i " + (dir / "db.h5").string() + " -c " +
+                  (dir / "edit.json").string() + " --set alpha=0.5 -o " +
+                  (dir / "second.h5").string());
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("features from") != std::string::npos);
+}
+
+TEST_CASE("wave-edit: bad databases and bad edits are clear errors that write nothing") {
+  TempDir dir;
+  write_database(dir / "mixed.h5", 3, 3, 24.0);
+  std::ofstream(dir / "edit.json") << config();
+  auto r = run_command(kTool + " -i " + (dir / "mixed.h5").string() + " -c " +
+                       (dir / "edit.json").string() + " -o " + (dir / "x.h5").string());
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("/sequences/sim_002: expected 3 frames at 30") != std::string::npos);
+
+  write_database(dir / "db.h5", 3, 3);
+  std::ofstream(dir / "far.json") << config(R"(, "target": {"points": [[0, 0.9]]})");
+  r = run_command(kTool + " -i " + (dir / "db.h5").string() + " -c " + (dir / "far.json").string() +
+                  " -o " + (dir / "y.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("outside") != std::string::npos);
+
+  r = run_command(kTool + " -i " + (dir / "db.h5").string() + " -c " +
+                  (dir / "edit.json").string() + " --set fixed.0.slice=7 -o " +
+                  (dir / "z.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/fixed/0/slice: expected an integer in [0, 4], got 7") != std::string::npos);
+  for (const char* name : {"x.h5", "y.h5", "z.h5"})
+    CHECK_FALSE(std::filesystem::exists(dir / name));
+}
