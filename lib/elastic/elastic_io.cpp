@@ -1,0 +1,531 @@
+#include "elastic/elastic_io.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <numbers>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include <Eigen/Geometry>
+
+#include "core/errors.hpp"
+#include "core/lattice.hpp"
+#include "elastic/procedural_examples.hpp"
+#include "io/mesh_loaders.hpp"
+#include "io/tetrahedralize.hpp"
+
+namespace datadyn::elastic {
+
+namespace {
+
+using app::ConfigReader;
+
+const std::vector<std::pair<std::string, std::string>> kAxes{{"x", "x"}, {"y", "y"}, {"z", "z"}};
+
+int axis_index(const std::string& a) {
+  return a == "x" ? 0 : a == "y" ? 1 : 2;
+}
+
+void read_mesh(ConfigReader& r, MeshConfig& m) {
+  r.get_enum("type", m.kind,
+             {{"box", MeshKind::Box},
+              {"cylinder", MeshKind::Cylinder},
+              {"tetgen", MeshKind::TetGen},
+              {"obj", MeshKind::Obj}});
+  switch (m.kind) {
+    case MeshKind::Box:
+      r.get("resolution", m.resolution, app::at_least(2));
+      r.get("min_corner", m.min_corner);
+      r.get("max_corner", m.max_corner);
+      if (!(m.max_corner.array() > m.min_corner.array()).all())
+        r.fail("max_corner", "a corner above min_corner on every axis");
+      r.get("tets_per_cell", m.tets_per_cell, app::in_range(5, 6));
+      break;
+    case MeshKind::Cylinder:
+      r.get("radius", m.radius, app::positive());
+      r.get("height", m.height, app::positive());
+      r.get("rings", m.rings, app::at_least(1));
+      r.get("segments", m.segments, app::at_least(3));
+      r.get("layers", m.layers, app::at_least(1));
+      r.get("base", m.base);
+      break;
+    case MeshKind::TetGen:
+      r.require("file", m.file);
+      r.get("scale", m.scale, app::positive());
+      break;
+    case MeshKind::Obj:
+      r.require("file", m.file);
+      r.get("scale", m.scale, app::positive());
+      r.get("max_volume", m.max_volume, app::non_negative());
+      r.get("radius_edge_ratio", m.radius_edge_ratio, app::non_negative());
+      if (m.radius_edge_ratio != 0.0 && m.radius_edge_ratio < 1.1)
+        r.fail("radius_edge_ratio", "0 (no quality bound) or a number >= 1.1");
+      break;
+  }
+}
+
+void read_example(ConfigReader& r, ExampleConfig& e) {
+  r.get_enum("type", e.type,
+             {{"twist", std::string("twist")},
+              {"bend", std::string("bend")},
+              {"s_shape", std::string("s_shape")},
+              {"shear", std::string("shear")},
+              {"scale", std::string("scale")},
+              {"file", std::string("file")}});
+  r.get("name", e.name);
+  if (e.type == "file") {
+    r.require("file", e.file);
+    return;
+  }
+  if (e.type == "scale") {
+    r.get("factors", e.factors);
+    if (!(e.factors.array() > 0.0).all()) r.fail("factors", "three numbers > 0");
+    return;
+  }
+  r.get_enum("axis", e.axis, kAxes);
+  if (e.type != "twist") {
+    r.get_enum("direction", e.direction, kAxes);
+    if (e.direction == e.axis) r.fail("direction", "an axis other than axis (\"" + e.axis + "\")");
+  }
+  if (e.type == "shear")
+    r.get("amount", e.amount);
+  else
+    r.get("angle", e.angle);
+}
+
+void read_body(ConfigReader& r, BodyConfig& b) {
+  r.get("name", b.name);
+  if (b.name.empty() ||
+      b.name.find_first_not_of(
+          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") != std::string::npos)
+    r.fail("name", "a non-empty name of letters, digits, '_' and '-'");
+  {
+    auto m = r.child("mesh");
+    read_mesh(m, b.mesh);
+  }
+  r.get("density", b.density, app::positive());
+  r.get("alpha", b.params.alpha, app::unit_interval());
+  r.get("beta", b.params.beta, app::unit_interval());
+  r.get("damping", b.params.damping, app::unit_interval());
+  r.get("drag", b.params.drag, app::unit_interval());
+  r.get("ridge", b.params.ridge, app::non_negative());
+  r.get("position", b.position);
+  r.get("rotation", b.rotation);
+  r.get("velocity", b.velocity);
+  r.get("angular_velocity", b.angular_velocity);
+  static const ExampleConfig example_prototype;
+  r.get_list<ExampleConfig>("examples", b.examples, example_prototype, read_example);
+  if (b.examples.size() > static_cast<std::size_t>(kMaxExamples))
+    r.fail("examples", "at most " + std::to_string(kMaxExamples) + " examples");
+  {
+    auto g = r.child("groups");
+    g.get_enum("axis", b.groups.axis, kAxes);
+    g.get("splits", b.groups.splits, app::Range{0.0, 1.0, true, true});
+    if (!std::is_sorted(b.groups.splits.begin(), b.groups.splits.end()) ||
+        std::adjacent_find(b.groups.splits.begin(), b.groups.splits.end()) != b.groups.splits.end())
+      g.fail("splits", "fractions in (0, 1) in increasing order");
+  }
+  {
+    auto p = r.child("pins");
+    p.get("enabled", b.pins.enabled);
+    p.get_enum("axis", b.pins.axis, kAxes);
+    p.get("below", b.pins.below, app::unit_interval());
+  }
+  {
+    auto rr = r.child("render");
+    rr.get_enum("type", b.render.type,
+                {{"boundary", std::string("boundary")}, {"obj", std::string("obj")}});
+    if (b.render.type == "obj") {
+      rr.require("file", b.render.file);
+      rr.get("scale", b.render.scale, app::positive());
+    }
+  }
+}
+
+void read_plane(ConfigReader& r, PlaneConfig& p) {
+  r.get("point", p.point);
+  r.get("normal", p.normal);
+  if (!(p.normal.norm() > 0.0)) r.fail("normal", "a non-zero vector");
+  r.get("restitution", p.restitution, app::unit_interval());
+  r.get("friction", p.friction, app::non_negative());
+}
+
+std::filesystem::path resolve(const std::filesystem::path& base, const std::string& file) {
+  const std::filesystem::path p(file);
+  return p.is_absolute() || base.empty() ? p : base / p;
+}
+
+/// A TetGen .node file alone (an example pose needs no tets): header then `index x y z ...`.
+Points3 load_node_positions(const std::filesystem::path& path) {
+  if (std::filesystem::exists(path.string() + ".ele") ||
+      (path.extension() == ".node" &&
+       std::filesystem::exists(std::filesystem::path(path).replace_extension(".ele"))))
+    return load_tetgen(path).vertices;
+  std::ifstream in(path);
+  if (!in) throw IoError(path.string() + ": cannot open");
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) {
+    const auto hash = line.find('#');
+    if (hash != std::string::npos) line.resize(hash);
+    if (line.find_first_not_of(" \t\r") != std::string::npos) lines.push_back(line);
+  }
+  if (lines.empty()) throw IoError(path.string() + ": empty .node file");
+  std::istringstream head(lines[0]);
+  long count = 0, dim = 0;
+  if (!(head >> count >> dim) || dim != 3 || count <= 0 ||
+      static_cast<long>(lines.size()) < count + 1)
+    throw IoError(path.string() +
+                  ": expected a .node header '<#points> 3 ...' and that many lines");
+  Points3 x(count, 3);
+  for (long i = 0; i < count; ++i) {
+    std::istringstream ls(lines[static_cast<std::size_t>(i + 1)]);
+    long index = 0;
+    double a = 0, b = 0, c = 0;
+    if (!(ls >> index >> a >> b >> c) || !std::isfinite(a) || !std::isfinite(b) ||
+        !std::isfinite(c))
+      throw IoError(path.string() + ": point line " + std::to_string(i + 1) + " is malformed");
+    x.row(i) << a, b, c;
+  }
+  return x;
+}
+
+/// Normalised coordinate s in [0, 1] of every rest vertex along an axis.
+Eigen::VectorXd fractions(const Points3& x, int axis) {
+  const double lo = x.col(axis).minCoeff(), hi = x.col(axis).maxCoeff();
+  Eigen::VectorXd s(x.rows());
+  for (Eigen::Index i = 0; i < x.rows(); ++i) s(i) = hi > lo ? (x(i, axis) - lo) / (hi - lo) : 0.0;
+  return s;
+}
+
+TetMesh body_mesh(const MeshConfig& m, const std::filesystem::path& base, const std::string& where,
+                  const NoteCallback& note) {
+  switch (m.kind) {
+    case MeshKind::Box: {
+      BoxLatticeSpec s;
+      s.nx = m.resolution[0];
+      s.ny = m.resolution[1];
+      s.nz = m.resolution[2];
+      s.min_corner = m.min_corner;
+      s.max_corner = m.max_corner;
+      s.tets_per_cell = m.tets_per_cell;
+      return box_lattice(s);
+    }
+    case MeshKind::Cylinder: {
+      CylinderLatticeSpec s;
+      s.radius = m.radius;
+      s.height = m.height;
+      s.rings = m.rings;
+      s.segments = m.segments;
+      s.layers = m.layers;
+      s.base = m.base;
+      return cylinder_lattice(s);
+    }
+    case MeshKind::TetGen: {
+      TetMesh mesh = load_tetgen(resolve(base, m.file));
+      mesh.vertices *= m.scale;
+      return mesh;
+    }
+    case MeshKind::Obj: {
+      const auto path = resolve(base, m.file);
+      SurfaceMesh surface = load_obj(path);
+      surface.vertices *= m.scale;
+      TetrahedralizeOptions o;
+      o.max_volume = m.max_volume;
+      o.radius_edge_ratio = m.radius_edge_ratio;
+      TetMesh mesh;
+      try {
+        mesh = tetrahedralize_surface(surface, o);
+      } catch (const IoError& e) {
+        throw IoError(std::string(e.what()) + " (" + where + "/file)");
+      }
+      if (note)
+        note(where + ": " + path.string() + " tetrahedralised by TetGen (" + tetgen_switches(o) +
+             "): " + std::to_string(mesh.vertices.rows()) + " particles, " +
+             std::to_string(mesh.tets.rows()) + " tets");
+      return mesh;
+    }
+  }
+  return {};
+}
+
+/// Drops vertices in no tet (TetGen keeps unused input points) and renumbers.
+TetMesh without_unused_vertices(const TetMesh& mesh) {
+  std::vector<int> index(static_cast<std::size_t>(mesh.vertices.rows()), -1);
+  for (Eigen::Index k = 0; k < mesh.tets.rows(); ++k)
+    for (int a = 0; a < 4; ++a) index[static_cast<std::size_t>(mesh.tets(k, a))] = 0;
+  int n = 0;
+  for (int& i : index)
+    if (i == 0) i = n++;
+  if (n == mesh.vertices.rows()) return mesh;
+  TetMesh out;
+  out.vertices.resize(n, 3);
+  for (std::size_t v = 0; v < index.size(); ++v)
+    if (index[v] >= 0) out.vertices.row(index[v]) = mesh.vertices.row(static_cast<Eigen::Index>(v));
+  out.tets = mesh.tets;
+  for (Eigen::Index k = 0; k < out.tets.rows(); ++k)
+    for (int a = 0; a < 4; ++a) out.tets(k, a) = index[static_cast<std::size_t>(out.tets(k, a))];
+  return out;
+}
+
+}  // namespace
+
+void read_scene_config(ConfigReader& r, SceneConfig& c) {
+  r.get("frames", c.frames, app::at_least(1));
+  r.get("frame_rate", c.frame_rate, app::positive());
+  r.get("substeps", c.substeps, app::at_least(1));
+  r.get("gravity", c.gravity);
+  r.get("max_speed", c.max_speed, app::positive());
+  static const PlaneConfig plane_prototype;
+  r.get_list<PlaneConfig>("planes", c.planes, plane_prototype, read_plane);
+  static const BodyConfig body_prototype;
+  r.get_list<BodyConfig>("bodies", c.bodies, body_prototype, read_body);
+  if (c.bodies.empty()) r.fail("bodies", "at least one body");
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < c.bodies.size(); ++i)
+    if (!names.insert(c.bodies[i].name).second) {
+      auto b = r.child("bodies/" + std::to_string(i));
+      b.fail("name", "a name no other body has");
+    }
+}
+
+Scene build_scene(const SceneConfig& config, const std::filesystem::path& base,
+                  const std::string& source, const NoteCallback& note) {
+  Scene scene;
+  scene.params.gravity = config.gravity;
+  scene.params.max_speed = config.max_speed;
+  for (const PlaneConfig& p : config.planes)
+    scene.params.planes.push_back({p.point, p.normal.normalized(), p.restitution, p.friction});
+  for (std::size_t bi = 0; bi < config.bodies.size(); ++bi) {
+    const BodyConfig& bc = config.bodies[bi];
+    const std::string where = "/bodies/" + std::to_string(bi);
+    BodySetup s;
+    s.name = bc.name;
+    s.mesh = without_unused_vertices(body_mesh(bc.mesh, base, where + "/mesh", note));
+    const Eigen::Index n = s.mesh.vertices.rows();
+    s.masses = lumped_masses(s.mesh, bc.density);
+    s.params = bc.params;
+    // Examples.
+    for (std::size_t k = 0; k < bc.examples.size(); ++k) {
+      const ExampleConfig& e = bc.examples[k];
+      const std::string ekey = where + "/examples/" + std::to_string(k);
+      if (e.type == "file") {
+        const auto path = resolve(base, e.file);
+        const std::string ext = path.extension().string();
+        Points3 x = ext == ".obj" ? load_obj(path).vertices : load_node_positions(path);
+        if (bc.mesh.kind == MeshKind::TetGen || bc.mesh.kind == MeshKind::Obj) x *= bc.mesh.scale;
+        if (x.rows() != n)
+          throw IoError(path.string() + ": example pose has " + std::to_string(x.rows()) +
+                        " vertices, body '" + bc.name + "' has " + std::to_string(n) +
+                        " particles (" + ekey + "/file): an example must move every particle");
+        s.examples.push_back(std::move(x));
+        continue;
+      }
+      Deformation d;
+      d.axis = axis_index(e.axis);
+      d.direction = axis_index(e.direction);
+      d.angle = e.angle * std::numbers::pi / 180.0;
+      d.amount = e.amount;
+      d.factors = e.factors;
+      d.kind = e.type == "twist"     ? DeformationKind::Twist
+               : e.type == "bend"    ? DeformationKind::Bend
+               : e.type == "s_shape" ? DeformationKind::SShape
+               : e.type == "shear"   ? DeformationKind::Shear
+                                     : DeformationKind::Scale;
+      s.examples.push_back(deform(s.mesh.vertices, d));
+    }
+    // Groups (section 4.4) and pins, by position along an axis.
+    if (!bc.groups.splits.empty()) {
+      const Eigen::VectorXd f = fractions(s.mesh.vertices, axis_index(bc.groups.axis));
+      std::vector<int> count(bc.groups.splits.size() + 1, 0);
+      s.groups.resize(static_cast<std::size_t>(n));
+      for (Eigen::Index i = 0; i < n; ++i) {
+        const auto g = static_cast<int>(
+            std::upper_bound(bc.groups.splits.begin(), bc.groups.splits.end(), f(i)) -
+            bc.groups.splits.begin());
+        s.groups[static_cast<std::size_t>(i)] = g;
+        ++count[static_cast<std::size_t>(g)];
+      }
+      for (std::size_t g = 0; g < count.size(); ++g)
+        if (count[g] == 0)
+          throw ConfigError(source, where + "/groups/splits",
+                            "splits that leave particles in every group",
+                            "group " + std::to_string(g) + " empty");
+    }
+    if (bc.pins.enabled) {
+      const Eigen::VectorXd f = fractions(s.mesh.vertices, axis_index(bc.pins.axis));
+      for (Eigen::Index i = 0; i < n; ++i)
+        if (f(i) <= bc.pins.below + 1e-9) s.pinned.push_back(static_cast<int>(i));
+    }
+    if (bc.render.type == "obj") {
+      const auto path = resolve(base, bc.render.file);
+      SurfaceMesh surface = load_obj(path);
+      surface.vertices *= bc.render.scale;
+      s.render = embed_surface(s.mesh, surface);
+      if (note)
+        note("body '" + bc.name + "': render mesh " + path.string() + " (" +
+             std::to_string(surface.vertices.rows()) + " vertices) embedded in " +
+             std::to_string(s.mesh.tets.rows()) + " tets; farthest vertex outside: " +
+             std::to_string(s.render.max_outside_distance) + " m");
+    }
+    // Initial placement: rotation about x, then y, then z (degrees).
+    const Eigen::Vector3d rad = bc.rotation * std::numbers::pi / 180.0;
+    s.rotation = (Eigen::AngleAxisd(rad.z(), Eigen::Vector3d::UnitZ()) *
+                  Eigen::AngleAxisd(rad.y(), Eigen::Vector3d::UnitY()) *
+                  Eigen::AngleAxisd(rad.x(), Eigen::Vector3d::UnitX()))
+                     .toRotationMatrix();
+    s.translation = bc.position;
+    s.velocity = bc.velocity;
+    s.angular_velocity = bc.angular_velocity;
+    try {
+      scene.bodies.push_back(make_body(s));
+    } catch (const std::invalid_argument& e) {
+      throw ConfigError(ConfigError::FreeText{}, source, where,
+                        "body '" + bc.name + "': " + e.what());
+    }
+    const Body& b = scene.bodies.back();
+    if (note) {
+      note("body '" + b.name + "': " + std::to_string(b.particle_count()) + " particles, " +
+           std::to_string(b.tets.rows()) + " tets, " + std::to_string(b.example_count()) +
+           " examples, " + std::to_string(b.group_count()) + " groups, " +
+           std::to_string(b.pinned.size()) + " pinned");
+      for (int g = 0; g < b.group_count(); ++g)
+        if (b.examples.condition[static_cast<std::size_t>(g)] > 1e10)
+          note("body '" + b.name + "' group " + std::to_string(g) +
+               ": the examples are (nearly) linearly dependent (cond(LᵀL) = " +
+               std::to_string(b.examples.condition[static_cast<std::size_t>(g)]) +
+               "); the ridge splits the weight between them");
+    }
+  }
+  return scene;
+}
+
+std::vector<std::int64_t> frames_to_write(const SceneConfig& config,
+                                          const std::vector<std::int64_t>* selection,
+                                          const app::Shard& shard) {
+  std::vector<std::int64_t> all;
+  if (selection) {
+    for (std::int64_t f : *selection)
+      if (f < 1 || f > config.frames)
+        throw UsageError("--frames: frame " + std::to_string(f) + " is outside the scene's 1-" +
+                         std::to_string(config.frames));
+    all = *selection;
+    std::sort(all.begin(), all.end());
+    all.erase(std::unique(all.begin(), all.end()), all.end());
+  } else {
+    for (std::int64_t f = 1; f <= config.frames; ++f) all.push_back(f);
+  }
+  const app::IndexRange part = app::shard_range(all.size(), shard);
+  return {all.begin() + static_cast<std::ptrdiff_t>(part.begin),
+          all.begin() + static_cast<std::ptrdiff_t>(part.end)};
+}
+
+SimulationReport simulate_to_cache(Scene& scene, const SceneConfig& config,
+                                   const std::vector<std::int64_t>& frames,
+                                   const std::filesystem::path& output,
+                                   const io::Provenance& provenance,
+                                   const FrameCallback& on_frame) {
+  SimulationReport report;
+  io::CacheWriter writer(output, provenance);
+  const std::size_t nb = scene.bodies.size();
+  std::vector<io::SequenceWriter*> surface(nb), particles(nb);
+  std::vector<std::vector<double>> weights(nb);
+  std::vector<std::vector<std::int64_t>> weight_frames(nb);
+  for (std::size_t bi = 0; bi < nb; ++bi) {
+    const Body& b = scene.bodies[bi];
+    const BodyConfig& bc = config.bodies[bi];
+    io::SequenceWriter& s = writer.add_sequence(b.name, {config.frame_rate, 3});
+    Points3 rest_surface;
+    embedded_positions(b.render, b.rest, rest_surface);
+    s.write_static("rest/position", io::view(rest_surface));
+    s.write_static("topology/triangles", io::view(b.render.triangles));
+    s.set_attribute("source", std::string(bc.render.type == "obj" ? "embedded" : "boundary"));
+    s.set_attribute("particles", b.name + "_particles");
+    surface[bi] = &s;
+    io::SequenceWriter& p = writer.add_sequence(b.name + "_particles", {config.frame_rate, 3});
+    p.write_static("rest/position", io::view(b.rest));
+    p.write_static("topology/tetrahedra", io::view(b.tets));
+    p.write_static("points/mass", io::view(b.mass));
+    std::vector<std::int32_t> group(static_cast<std::size_t>(b.particle_count()), 0);
+    for (std::size_t i = 0; i < group.size(); ++i)
+      group[i] = b.examples.region_group.empty() ? 0 : b.examples.region_group[i];
+    p.write_static("points/group", io::view(group));
+    std::vector<std::int8_t> pinned(group.size(), 0);
+    for (int i : b.pinned) pinned[static_cast<std::size_t>(i)] = 1;
+    p.write_static("points/pinned", io::view(pinned));
+    p.set_attribute("alpha", b.params.alpha);
+    p.set_attribute("beta", b.params.beta);
+    p.set_attribute("damping", b.params.damping);
+    p.set_attribute("substeps", static_cast<std::int64_t>(config.substeps));
+    particles[bi] = &p;
+  }
+  auto write_weights = [&] {
+    for (std::size_t bi = 0; bi < nb; ++bi) {
+      const Body& b = scene.bodies[bi];
+      const std::string group = "/elastic/" + b.name;
+      const auto f = weight_frames[bi].size();
+      if (f == 0) continue;
+      const auto g = static_cast<std::size_t>(b.group_count());
+      const auto k = static_cast<std::size_t>(b.example_count() + 1);
+      writer.write_array(group + "/weights",
+                         io::ArrayView{weights[bi].data(), io::ElementType::Float64, {f, g, k}});
+      writer.write_array(group + "/frame", io::view(weight_frames[bi]));
+      std::vector<std::string> columns{"rest"};
+      const BodyConfig& bc = config.bodies[bi];
+      for (const ExampleConfig& e : bc.examples)
+        columns.push_back(!e.name.empty()    ? e.name
+                          : e.type == "file" ? std::filesystem::path(e.file).stem().string()
+                                             : e.type);
+      writer.set_attribute(group, "columns", columns);
+      writer.set_attribute(group, "group_count", static_cast<std::int64_t>(g));
+    }
+  };
+
+  const double h = 1.0 / (config.frame_rate * config.substeps);
+  const std::int64_t last = frames.empty() ? 0 : frames.back();
+  std::size_t next = 0;
+  Points3 surface_x;
+  for (std::int64_t f = 1; f <= last; ++f) {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (f > 1)
+      for (int s = 0; s < config.substeps; ++s) step_scene(scene, h, &report.timings);
+    const double ms_per_step =
+        f > 1 ? std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                        .count() /
+                    config.substeps
+              : 0.0;
+    const SceneHealth health = check_health(scene);
+    if (!health.ok) {
+      report.ok = false;
+      report.message = "frame " + std::to_string(f) + ": body '" +
+                       scene.bodies[static_cast<std::size_t>(health.body)].name + "': particle " +
+                       std::to_string(health.particle) + " diverged (" + health.reason + "); the " +
+                       std::to_string(report.frames_written) + " frames before it are in " +
+                       output.string();
+      break;
+    }
+    if (next < frames.size() && frames[next] == f) {
+      const double t = static_cast<double>(f - 1) / config.frame_rate;
+      for (std::size_t bi = 0; bi < nb; ++bi) {
+        const Body& b = scene.bodies[bi];
+        embedded_positions(b.render, b.x, surface_x);
+        surface[bi]->append_frame(f, t, {{"points/position", io::view(surface_x)}});
+        particles[bi]->append_frame(
+            f, t, {{"points/position", io::view(b.x)}, {"points/velocity", io::view(b.v)}});
+        weights[bi].insert(weights[bi].end(), b.weights.begin(), b.weights.end());
+        weight_frames[bi].push_back(f);
+      }
+      ++next;
+      ++report.frames_written;
+      if (on_frame) on_frame(report.frames_written, frames.size(), ms_per_step);
+    }
+  }
+  write_weights();
+  writer.commit();
+  return report;
+}
+
+}  // namespace datadyn::elastic
