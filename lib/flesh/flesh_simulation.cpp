@@ -1,0 +1,248 @@
+#include "flesh/flesh_simulation.hpp"
+
+#include <cmath>
+#include <numeric>
+
+#include <Eigen/Dense>
+#include <Eigen/SparseCholesky>
+
+#include "core/check.hpp"
+#include "core/errors.hpp"
+#include "core/lattice.hpp"
+#include "core/mesh_topology.hpp"
+#include "core/parallel.hpp"
+#include "core/polar_decomposition.hpp"
+
+namespace datadyn::flesh {
+namespace {
+
+using RowMatrix = Eigen::Matrix<double, Eigen::Dynamic, 3, Eigen::RowMajor>;
+
+/// Projective dynamics for Σ μ V ||X D - R||^2 with some vertices prescribed.
+class ProjectiveSolver {
+ public:
+  ProjectiveSolver(const TetMesh& mesh, const std::vector<bool>& pinned, double mu, double density,
+                   double dt)
+      : mesh_(mesh), pinned_(pinned), dt_(dt) {
+    const Eigen::Index V = mesh.vertices.rows(), K = mesh.tets.rows();
+    D_.resize(static_cast<std::size_t>(K));
+    w_.resize(static_cast<std::size_t>(K));
+    mass_ = Eigen::VectorXd::Zero(V);
+    std::vector<Eigen::Triplet<double>> trip;
+    for (Eigen::Index k = 0; k < K; ++k) {
+      Eigen::Matrix3d Dm;
+      for (int c = 0; c < 3; ++c)
+        Dm.col(c) = (mesh.vertices.row(mesh.tets(k, c + 1)) - mesh.vertices.row(mesh.tets(k, 0)))
+                        .transpose();
+      const double vol = Dm.determinant() / 6.0;
+      DATADYN_CHECK_GT(vol, 0.0);
+      const Eigen::Matrix3d Dinv = Dm.inverse();
+      Eigen::Matrix<double, 4, 3> D;
+      D.row(0) = -Dinv.colwise().sum();
+      D.bottomRows<3>() = Dinv;
+      D_[static_cast<std::size_t>(k)] = D;
+      w_[static_cast<std::size_t>(k)] = 2.0 * mu * vol;
+      const Eigen::Matrix4d L = w_[static_cast<std::size_t>(k)] * D * D.transpose();
+      for (int a = 0; a < 4; ++a) {
+        mass_[mesh.tets(k, a)] += density * vol / 4.0;
+        for (int b = 0; b < 4; ++b) trip.emplace_back(mesh.tets(k, a), mesh.tets(k, b), L(a, b));
+      }
+    }
+    // Free vertex numbering.
+    index_.assign(static_cast<std::size_t>(V), -1);
+    for (Eigen::Index v = 0; v < V; ++v)
+      if (!pinned_[static_cast<std::size_t>(v)]) index_[static_cast<std::size_t>(v)] = free_++;
+    Eigen::SparseMatrix<double> L(V, V);
+    L.setFromTriplets(trip.begin(), trip.end());
+    L_ = L;
+    const auto factor = [&](double inertia, Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>>& s) {
+      std::vector<Eigen::Triplet<double>> t;
+      for (int k = 0; k < L.outerSize(); ++k)
+        for (Eigen::SparseMatrix<double>::InnerIterator it(L, k); it; ++it) {
+          const int r = index_[static_cast<std::size_t>(it.row())],
+                    c = index_[static_cast<std::size_t>(it.col())];
+          if (r >= 0 && c >= 0) t.emplace_back(r, c, it.value());
+        }
+      for (Eigen::Index v = 0; v < V; ++v)
+        if (index_[static_cast<std::size_t>(v)] >= 0)
+          t.emplace_back(index_[static_cast<std::size_t>(v)], index_[static_cast<std::size_t>(v)],
+                         inertia * mass_[v]);
+      Eigen::SparseMatrix<double> A(free_, free_);
+      A.setFromTriplets(t.begin(), t.end());
+      s.compute(A);
+      if (s.info() != Eigen::Success) throw RunError("flesh simulation: system not factorisable");
+    };
+    factor(1.0 / (dt * dt), dynamic_);
+    factor(0.0, static_);
+  }
+
+  const Eigen::VectorXd& mass() const { return mass_; }
+
+  /// Minimises inertia (weight 1/dt^2 towards `predicted`, or none if quasistatic) + elastic
+  /// energy - gravity work, with pinned vertices at `x`'s current values. Updates x in place.
+  void solve(RowMatrix& x, const RowMatrix* predicted, const Eigen::Vector3d& gravity,
+             int iterations) const {
+    const Eigen::Index K = mesh_.tets.rows(), V = x.rows();
+    std::vector<Eigen::Matrix<double, 3, 4>> rhs_local(static_cast<std::size_t>(K));
+    for (int it = 0; it < iterations; ++it) {
+      // Local step: R_t of F_t = X D, each tet's contribution w R D^T (3 by 4), in parallel.
+      parallel_for(static_cast<std::size_t>(K), 256, [&](std::size_t b, std::size_t e) {
+        for (std::size_t k = b; k < e; ++k) {
+          Eigen::Matrix<double, 3, 4> X;
+          for (int a = 0; a < 4; ++a)
+            X.col(a) = x.row(mesh_.tets(static_cast<Eigen::Index>(k), a)).transpose();
+          const Eigen::Matrix3d F = X * D_[k];
+          const Eigen::Matrix3d R = polar_decomposition(F).R;
+          rhs_local[k] = w_[k] * R * D_[k].transpose();
+        }
+      });
+      RowMatrix rhs = RowMatrix::Zero(V, 3);
+      for (Eigen::Index k = 0; k < K; ++k)
+        for (int a = 0; a < 4; ++a)
+          rhs.row(mesh_.tets(k, a)) += rhs_local[static_cast<std::size_t>(k)].col(a).transpose();
+      for (Eigen::Index v = 0; v < V; ++v) {
+        rhs.row(v) += mass_[v] * gravity.transpose();
+        if (predicted) rhs.row(v) += mass_[v] / (dt_ * dt_) * predicted->row(v);
+      }
+      // Pinned columns move to the right-hand side.
+      RowMatrix pinned_part = RowMatrix::Zero(V, 3);
+      for (int k = 0; k < L_.outerSize(); ++k)
+        for (Eigen::SparseMatrix<double>::InnerIterator itr(L_, k); itr; ++itr)
+          if (pinned_[static_cast<std::size_t>(itr.col())] &&
+              !pinned_[static_cast<std::size_t>(itr.row())])
+            pinned_part.row(itr.row()) += itr.value() * x.row(itr.col());
+      Eigen::MatrixXd b(free_, 3);
+      for (Eigen::Index v = 0; v < V; ++v) {
+        const int r = index_[static_cast<std::size_t>(v)];
+        if (r >= 0) b.row(r) = rhs.row(v) - pinned_part.row(v);
+      }
+      const Eigen::MatrixXd sol = predicted ? dynamic_.solve(b) : static_.solve(b);
+      for (Eigen::Index v = 0; v < V; ++v) {
+        const int r = index_[static_cast<std::size_t>(v)];
+        if (r >= 0) x.row(v) = sol.row(r);
+      }
+    }
+  }
+
+ private:
+  const TetMesh& mesh_;
+  std::vector<bool> pinned_;
+  double dt_;
+  std::vector<Eigen::Matrix<double, 4, 3>> D_;
+  std::vector<double> w_;
+  Eigen::VectorXd mass_;
+  std::vector<int> index_;
+  int free_ = 0;
+  Eigen::SparseMatrix<double> L_;
+  Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> dynamic_, static_;
+};
+
+}  // namespace
+
+FleshSimulationResult simulate_flesh(const FleshSimulationParams& p,
+                                     const ProgressCallback& progress) {
+  DATADYN_CHECK_GE(p.frames, 3);
+  DATADYN_CHECK(p.frame_rate > 0 && p.substeps >= 1);
+  const double height = std::accumulate(p.chain.lengths.begin(), p.chain.lengths.end(), 0.0);
+  CylinderLatticeSpec spec;
+  spec.radius = p.radius;
+  spec.height = height;
+  spec.rings = p.rings;
+  spec.segments = p.segments;
+  spec.layers = p.layers;
+  spec.base = p.chain.base;
+  const TetMesh mesh = cylinder_lattice(spec);
+  const Eigen::Index V = mesh.vertices.rows();
+
+  std::vector<bool> pinned(static_cast<std::size_t>(V), false);
+  int pinned_count = 0;
+  for (Eigen::Index v = 0; v < V; ++v) {
+    const double r =
+        std::hypot(mesh.vertices(v, 0) - p.chain.base.x(), mesh.vertices(v, 2) - p.chain.base.z());
+    if (r <= p.pin_radius + 1e-12) {
+      pinned[static_cast<std::size_t>(v)] = true;
+      ++pinned_count;
+    }
+  }
+  if (pinned_count == 0) throw RunError("flesh simulation: pin_radius pins no vertex");
+
+  // Surface vertices and triangles renumbered to them.
+  const Triangles boundary = boundary_triangles(mesh.tets);
+  std::vector<int> surface_index(static_cast<std::size_t>(V), -1);
+  std::vector<Eigen::Index> surface;
+  for (Eigen::Index t = 0; t < boundary.rows(); ++t)
+    for (int c = 0; c < 3; ++c) {
+      const int v = boundary(t, c);
+      if (surface_index[static_cast<std::size_t>(v)] < 0) {
+        surface_index[static_cast<std::size_t>(v)] = static_cast<int>(surface.size());
+        surface.push_back(v);
+      }
+    }
+  FleshSimulationResult out;
+  out.tet_vertices = static_cast<int>(V);
+  out.tets = static_cast<int>(mesh.tets.rows());
+  out.pinned = pinned_count;
+  out.triangles.resize(boundary.rows(), 3);
+  for (Eigen::Index t = 0; t < boundary.rows(); ++t)
+    for (int c = 0; c < 3; ++c)
+      out.triangles(t, c) = surface_index[static_cast<std::size_t>(boundary(t, c))];
+  const auto gather = [&](const RowMatrix& x) {
+    Points3 s(static_cast<Eigen::Index>(surface.size()), 3);
+    for (std::size_t i = 0; i < surface.size(); ++i)
+      s.row(static_cast<Eigen::Index>(i)) = x.row(surface[i]);
+    return s;
+  };
+  out.rest = gather(mesh.vertices);
+
+  const Eigen::MatrixXd weights = chain_weights(p.chain, mesh.vertices);
+  const auto skin = [&](double t) -> RowMatrix {
+    const auto S = skinning_transforms(p.chain, chain_pose(p.chain, p.motion, t));
+    return p.skinning == SkinningMethod::LinearBlend
+               ? linear_blend_skinning(mesh.vertices, weights, S)
+               : dual_quaternion_skinning(mesh.vertices, weights, S);
+  };
+  const double mu = p.youngs_modulus / (2.0 * (1.0 + p.poisson_ratio));
+  const double dt = 1.0 / (p.frame_rate * p.substeps);
+  ProjectiveSolver solver(mesh, pinned, mu, p.density, dt);
+  const auto pin = [&](RowMatrix& x, const RowMatrix& skinned) {
+    for (Eigen::Index v = 0; v < V; ++v)
+      if (pinned[static_cast<std::size_t>(v)]) x.row(v) = skinned.row(v);
+  };
+
+  // Frame 0: the dynamic state starts at rest in the quasistatic equilibrium.
+  RowMatrix skinned = skin(0.0);
+  RowMatrix qs = skinned;
+  solver.solve(qs, nullptr, p.gravity, 4 * p.quasistatic_iterations);
+  RowMatrix x = qs, v = RowMatrix::Zero(V, 3);
+  for (int f = 0; f < p.frames; ++f) {
+    const double t = f / p.frame_rate;
+    if (f > 0) {
+      for (int s = 1; s <= p.substeps; ++s) {
+        const double ts = (f - 1 + double(s) / p.substeps) / p.frame_rate;
+        const RowMatrix bones = skin(ts);
+        const RowMatrix predicted = x + dt * v;
+        RowMatrix next = predicted;
+        pin(next, bones);
+        solver.solve(next, &predicted, p.gravity, p.iterations);
+        v = (next - x) / dt;
+        x = next;
+      }
+      // Warm start: carry the previous equilibrium along with the skin, then solve.
+      const RowMatrix skinned_now = skin(t);
+      qs += skinned_now - skinned;
+      skinned = skinned_now;
+      pin(qs, skinned);
+      solver.solve(qs, nullptr, p.gravity, p.quasistatic_iterations);
+    }
+    if (!x.allFinite() || !qs.allFinite())
+      throw RunError("flesh simulation: frame " + std::to_string(f) + ": state is not finite");
+    out.skinned.push_back(gather(skinned));
+    out.quasistatic.push_back(gather(qs));
+    out.dynamic.push_back(gather(x));
+    out.times.push_back(t);
+    if (progress) progress(static_cast<std::size_t>(f + 1), static_cast<std::size_t>(p.frames));
+  }
+  return out;
+}
+
+}  // namespace datadyn::flesh

@@ -1,0 +1,60 @@
+#pragma once
+/// @file
+/// Ground truth for spring fitting (Jin et al. 2022, section 7): a soft tetrahedral body around
+/// an animated bone chain, simulated with backward Euler, and the quasistatic solve of every
+/// frame under the same bones. Vertices within pin_radius of the chain's axis follow the skinned
+/// bones (Dirichlet). The elastic energy is the rotation-invariant part of the corotated model,
+/// Σ_t μ V_t ||F_t - R_t||_F^2 (R_t the rotation of F_t), minimised by projective dynamics
+/// (Bouaziz et al. 2014: local polar decompositions, one prefactored sparse global solve).
+
+#include <string>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "core/progress.hpp"
+#include "core/tet_mesh.hpp"
+#include "core/types.hpp"
+#include "flesh/skinning.hpp"
+
+namespace datadyn::flesh {
+
+enum class SkinningMethod { LinearBlend, DualQuaternion };
+
+struct FleshSimulationParams {
+  double radius = 0.12;      ///< body radius (m), > 0
+  int rings = 3;             ///< lattice rings, >= 1
+  int segments = 16;         ///< lattice points per ring, >= 3
+  int layers = 18;           ///< lattice layers along the body, >= 1
+  double pin_radius = 0.05;  ///< vertices closer to the axis follow the bones (m), >= 0
+  BoneChain chain;           ///< the body spans the chain's height
+  SkinningMethod skinning = SkinningMethod::DualQuaternion;
+  ChainMotion motion;
+  int frames = 90;           ///< output frames, >= 3
+  double frame_rate = 30.0;  ///< frames per second, > 0
+  int substeps = 3;          ///< backward Euler steps per frame (dt = 1/(frame_rate substeps))
+  int iterations = 12;       ///< projective dynamics iterations per step, >= 1
+  int quasistatic_iterations = 40;  ///< per frame (warm-started), >= 1
+  double youngs_modulus = 5.0e4;    ///< Pa, > 0
+  double poisson_ratio = 0.4;       ///< μ = E / (2 (1 + ν)), in [0, 0.5)
+  double density = 1000.0;          ///< kg/m^3, > 0
+  Eigen::Vector3d gravity = Eigen::Vector3d(0.0, -9.81, 0.0);  ///< m/s^2
+};
+
+/// What the simulation produces for the surface vertices.
+struct FleshSimulationResult {
+  Points3 rest;                      ///< #S by 3 rest positions of the surface vertices (m)
+  Triangles triangles;               ///< #T by 3 outward surface triangles into rest
+  std::vector<Points3> skinned;      ///< F frames of #S by 3: skinning only
+  std::vector<Points3> quasistatic;  ///< F frames: static equilibrium under the frame's bones
+  std::vector<Points3> dynamic;      ///< F frames: backward Euler (the ground truth)
+  std::vector<double> times;         ///< F times (s)
+  int tet_vertices = 0, tets = 0, pinned = 0;
+};
+
+/// Runs the simulation; `progress` is called once per frame.
+/// @throws RunError naming the frame if a state stops being finite.
+FleshSimulationResult simulate_flesh(const FleshSimulationParams& params,
+                                     const ProgressCallback& progress = {});
+
+}  // namespace datadyn::flesh

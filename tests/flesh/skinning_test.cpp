@@ -1,0 +1,86 @@
+// Skinning against hand-computed poses, and the simulation against its own invariants.
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <numbers>
+
+#include "flesh/flesh_simulation.hpp"
+#include "flesh/skinning.hpp"
+
+using namespace datadyn;
+using namespace datadyn::flesh;
+
+TEST_CASE("linear blend skinning matches hand-computed positions") {
+  // Two bones along y; bone 1 (from y = 1) turned 90° about z, bone 0 moved by (1, 0, 0).
+  BoneChain chain;
+  chain.lengths = {1.0, 1.0};
+  Eigen::Isometry3d T0 = Eigen::Isometry3d::Identity();
+  T0.translation() = Eigen::Vector3d(1.0, 0.0, 0.0);
+  Eigen::Isometry3d T1 = T0 * Eigen::Translation3d(0.0, 1.0, 0.0) *
+                         Eigen::AngleAxisd(std::numbers::pi / 2, Eigen::Vector3d::UnitZ());
+  const auto S = skinning_transforms(chain, {T0, T1});
+  Points3 rest(2, 3);
+  rest << 0.5, 1.5, 0.0,  // above the joint
+      0.2, 1.0, 0.0;      // at the joint, half and half
+  Eigen::MatrixXd W(2, 2);
+  W << 0.0, 1.0, 0.5, 0.5;
+  const Points3 x = linear_blend_skinning(rest, W, S);
+  // Vertex 0: relative to the joint (0.5, 0.5) rotated by 90° -> (-0.5, 0.5), joint at (1, 1).
+  CHECK((x.row(0) - Eigen::RowVector3d(0.5, 1.5, 0.0)).norm() < 1e-15);
+  // Vertex 1: bone 0 gives (1.2, 1.0); bone 1 gives joint + R (0.2, 0) = (1, 1.2); the mean.
+  CHECK((x.row(1) - Eigen::RowVector3d(1.1, 1.1, 0.0)).norm() < 1e-15);
+  // Dual quaternions: a single bone is exactly rigid, the blend keeps the distance to the joint.
+  const Points3 d = dual_quaternion_skinning(rest, W, S);
+  CHECK((d.row(0) - x.row(0)).norm() < 1e-14);
+  CHECK((d.row(1) - Eigen::RowVector3d(1.0, 1.0, 0.0)).norm() ==
+        doctest::Approx(0.2).epsilon(1e-12));
+}
+
+TEST_CASE("chain weights are a smooth partition of unity") {
+  BoneChain chain;  // joints at 0.3 and 0.6
+  Points3 rest(7, 3);
+  for (int i = 0; i < 7; ++i) rest.row(i) << 0.1, 0.15 * i, 0.0;
+  const Eigen::MatrixXd W = chain_weights(chain, rest);
+  for (int i = 0; i < 7; ++i) CHECK(W.row(i).sum() == doctest::Approx(1.0).epsilon(1e-15));
+  CHECK(W(0, 0) == 1.0);                   // y = 0: bone 0 only
+  CHECK(W(2, 0) == doctest::Approx(0.5));  // y = 0.3, at joint 1: half and half
+  CHECK(W(2, 1) == doctest::Approx(0.5));
+  CHECK(W(6, 2) == 1.0);  // y = 0.9: bone 2 only
+  CHECK(W.minCoeff() >= 0.0);
+}
+
+TEST_CASE("a body whose bones do not move stays in its quasistatic equilibrium") {
+  FleshSimulationParams p;
+  p.layers = 6;
+  p.segments = 8;
+  p.rings = 2;
+  p.frames = 6;
+  p.motion.amplitude = 0.0;
+  p.iterations = 40;
+  p.quasistatic_iterations = 60;
+  const auto r = simulate_flesh(p);
+  REQUIRE(r.dynamic.size() == 6);
+  // Sagged by gravity: the equilibrium differs from the skinned pose...
+  CHECK((r.quasistatic[5] - r.skinned[5]).cwiseAbs().maxCoeff() > 1e-4);
+  // ...and the dynamic state stays on it (projective-dynamics convergence, ~1e-6 m).
+  CHECK((r.dynamic[5] - r.quasistatic[5]).cwiseAbs().maxCoeff() < 1e-5);
+  CHECK(r.triangles.maxCoeff() < r.rest.rows());
+}
+
+TEST_CASE("a moving body lags behind its quasistatic target and the fit can see it") {
+  FleshSimulationParams p;
+  p.layers = 6;
+  p.segments = 8;
+  p.rings = 2;
+  p.frames = 30;
+  p.motion.kind = "shake";
+  p.motion.frequency = 1.5;
+  const auto r = simulate_flesh(p);
+  double lag = 0.0;
+  for (int f = 0; f < 30; ++f)
+    lag = std::max(lag, (r.dynamic[f] - r.quasistatic[f]).cwiseAbs().maxCoeff());
+  CHECK(lag > 1e-3);  // millimetres of secondary motion
+  CHECK(lag < 0.1);   // and not a blow-up
+  MESSAGE("max lag " << lag << " m");
+}
