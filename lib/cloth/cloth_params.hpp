@@ -50,13 +50,14 @@ struct ClothParams {
   Eigen::Vector3d axis_u{1.0, 0.0, 0.0};   ///< direction of a row (normalised on use)
   Eigen::Vector3d axis_v{0.0, -1.0, 0.0};  ///< direction from row to row (normalised on use)
   double mass = 0.01;                      ///< per particle, kg
-  double k_structural = 100.0;             ///< N/m
-  double k_shear = 50.0;                   ///< N/m
-  double k_bending = 10.0;                 ///< N/m (springs between particles two apart)
-  double time_step = 1.0 / 60;             ///< h, s; one output frame per step
-  int iterations = 10;                     ///< local/global iterations per step (Liu et al. alg. 1)
-  double damping = 0.01;                   ///< fraction of the velocity removed per step, in [0, 1)
-  int frames = 120;                        ///< steps to simulate (frame 0 is the initial state)
+  /// N/m; stiff enough that the cloth barely stretches, so its miniature hangs like it does.
+  double k_structural = 2000.0;
+  double k_shear = 1000.0;      ///< N/m
+  double k_bending = 20.0;      ///< N/m (springs between particles two apart)
+  double time_step = 1.0 / 60;  ///< h, s; one output frame per step
+  int iterations = 10;          ///< local/global iterations per step (Liu et al. alg. 1)
+  double damping = 0.01;        ///< fraction of the velocity removed per step, in [0, 1)
+  int frames = 120;             ///< steps to simulate (frame 0 is the initial state)
   Eigen::Vector3d gravity{0.0, -9.81, 0.0};  ///< m/s^2
   Wind wind;
   PinMode pins = PinMode::TopRow;

@@ -1,0 +1,799 @@
+#include "cloth/cloth_io.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <random>
+
+#include <spdlog/spdlog.h>
+
+#include "app/progress.hpp"
+#include "app/shard.hpp"
+#include "cloth/mass_spring_solver.hpp"
+#include "cloth/miniature.hpp"
+#include "cloth/training_pairs.hpp"
+#include "core/errors.hpp"
+#include "io/atomic_file.hpp"
+#include "io/cache.hpp"
+
+namespace datadyn::cloth {
+namespace {
+
+using app::json;
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+std::string format(const char* fmt, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+
+const std::vector<std::pair<std::string, PinMode>> kPinNames{{"none", PinMode::None},
+                                                             {"top_row", PinMode::TopRow},
+                                                             {"top_corners", PinMode::TopCorners},
+                                                             {"left_column", PinMode::LeftColumn}};
+
+/// The resolved `cloth` block of one run, stored with its sequence so that train, upscale and
+/// evaluate rebuild the exact parameters.
+std::string cloth_json(const ClothParams& params) {
+  ClothParams copy = params;
+  auto reader = app::ConfigReader::from_json(json::object(), "<run>");
+  read_cloth_params(reader, copy);
+  return reader.resolved().dump();
+}
+
+ClothParams params_of(const io::SequenceReader& seq, const std::string& file) {
+  const auto attrs = seq.attributes();
+  const auto it = attrs.find("cloth_json");
+  if (it == attrs.end() || !std::holds_alternative<std::string>(it->second))
+    throw IoError(file + ": /sequences/" + seq.name() +
+                  ": no string attribute cloth_json (not written by cloth-train simulate)");
+  ClothParams p;
+  try {
+    auto reader = app::ConfigReader::from_json(json::parse(std::get<std::string>(it->second)),
+                                               file + ": /sequences/" + seq.name() + "@cloth_json");
+    read_cloth_params(reader, p);
+    reader.finish();
+  } catch (const ConfigError& e) {
+    throw IoError(e.what());
+  } catch (const json::exception& e) {
+    throw IoError(file + ": /sequences/" + seq.name() + "@cloth_json: " + e.what());
+  }
+  return p;
+}
+
+std::vector<Points3> read_frames(const io::SequenceReader& seq) {
+  std::vector<Points3> frames;
+  frames.reserve(seq.frame_count());
+  for (std::size_t f = 0; f < seq.frame_count(); ++f) frames.emplace_back(seq.positions(f));
+  return frames;
+}
+
+/// Simulates params.frames frames (frame 0 = rest). Throws RunError naming the frame and particle
+/// on divergence.
+std::vector<Points3> simulate_frames(const ClothParams& params, const std::string& name,
+                                     double* ms_per_step = nullptr,
+                                     const std::function<void()>& on_frame = {}) {
+  MassSpringSolver sim(params);
+  std::vector<Points3> frames{sim.positions()};
+  if (on_frame) on_frame();
+  double ms = 0.0;
+  for (int f = 1; f < params.frames; ++f) {
+    const auto t0 = Clock::now();
+    const StepResult r = sim.step();
+    ms += ms_since(t0);
+    if (!r.ok)
+      throw RunError(name + ": frame " + std::to_string(f) + ": particle " +
+                     std::to_string(r.particle) + " diverged (try a smaller time_step)");
+    frames.push_back(sim.positions());
+    if (on_frame) on_frame();
+  }
+  if (ms_per_step) *ms_per_step = params.frames > 1 ? ms / (params.frames - 1) : 0.0;
+  return frames;
+}
+
+Interpolation interpolation_of(const std::string& method) {
+  if (method == "bilinear") return Interpolation::Bilinear;
+  if (method == "biquadratic") return Interpolation::Biquadratic;
+  return Interpolation::Bicubic;
+}
+
+/// Target frames from miniature frames by `method`; the network uses frames t-2, t-1, t (clamped
+/// to 0 at the start).
+std::vector<Points3> upscale_frames(const std::vector<Points3>& mini, const MiniatureGrid& grid,
+                                    const std::string& method, const UpscaleModel* model) {
+  std::vector<Points3> out;
+  out.reserve(mini.size());
+  for (std::size_t t = 0; t < mini.size(); ++t) {
+    if (method == "network") {
+      const auto& m0 = mini[t];
+      const auto& m1 = mini[t >= 1 ? t - 1 : 0];
+      const auto& m2 = mini[t >= 2 ? t - 2 : 0];
+      out.push_back(
+          regressor_upscale(m2, m1, m0, grid, model->options, [&](const Eigen::MatrixXf& x) {
+            return learn::predict(model->network, model->input, model->output, x);
+          }));
+    } else {
+      out.push_back(interpolate_upscale(mini[t], grid, interpolation_of(method)));
+    }
+  }
+  return out;
+}
+
+void write_grid_sequence(io::CacheWriter& writer, const std::string& name, const ClothParams& p,
+                         const std::vector<Points3>& frames, const io::Attributes& attrs,
+                         const Points3& rest) {
+  auto& seq = writer.add_sequence(name, {1.0 / p.time_step, 3});
+  for (const auto& [k, v] : attrs) seq.set_attribute(k, v);
+  seq.set_attribute("nx", std::int64_t{p.nx});
+  seq.set_attribute("ny", std::int64_t{p.ny});
+  seq.write_static("rest/position", io::view(rest));
+  const Triangles tris = grid_triangles(p);
+  const Quads quads = grid_quads(p);
+  seq.write_static("topology/triangles", io::view(tris));
+  seq.write_static("topology/quads", io::view(quads));
+  for (std::size_t f = 0; f < frames.size(); ++f)
+    seq.append_frame(static_cast<std::int64_t>(f) + 1, static_cast<double>(f) * p.time_step,
+                     {{"points/position", io::view(frames[f])}});
+}
+
+std::string run_name(const std::string& scene, std::size_t k) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "_%03zu", k);
+  return scene + buf;
+}
+
+/// Mean per-particle Euclidean distance over all frames (m), and the frame-particle count.
+std::pair<double, double> euclidean_error(const std::vector<Points3>& a,
+                                          const std::vector<Points3>& b) {
+  double sum = 0.0, count = 0.0;
+  const std::size_t n = std::min(a.size(), b.size());
+  for (std::size_t f = 0; f < n; ++f) {
+    sum += (a[f] - b[f]).rowwise().norm().sum();
+    count += static_cast<double>(a[f].rows());
+  }
+  return {sum, count};
+}
+
+void write_model(io::CacheWriter& w, const UpscaleModel& m) {
+  std::vector<std::int64_t> sizes(m.network.sizes().begin(), m.network.sizes().end());
+  w.set_attribute("/model", "sizes", sizes);
+  w.set_attribute("/model", "activation", std::string("relu"));
+  w.set_attribute("/model", "loss", std::string("mse"));
+  w.set_attribute("/model", "dsds_factor", std::int64_t{m.factor});
+  w.set_attribute("/model", "features_local", std::int64_t{m.options.local});
+  w.set_attribute("/model", "features_residual", std::int64_t{m.options.residual});
+  w.set_attribute("/model", "best_epoch", std::int64_t{m.best_epoch});
+  if (!m.train_sequences.empty()) w.set_attribute("/model", "train_sequences", m.train_sequences);
+  if (!m.test_sequences.empty()) w.set_attribute("/model", "test_sequences", m.test_sequences);
+  for (int l = 0; l < m.network.layer_count(); ++l) {
+    const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> wt =
+        m.network.weight(l);
+    const Eigen::VectorXf b = m.network.bias(l);
+    const std::string g = "/model/layer_" + std::to_string(l);
+    w.write_array(g + "/weight", io::view(wt));
+    w.write_array(g + "/bias", io::view(b));
+  }
+  w.write_array("/model/normalisation/input_mean", io::view(m.input.mean));
+  w.write_array("/model/normalisation/input_std", io::view(m.input.std));
+  w.write_array("/model/normalisation/output_mean", io::view(m.output.mean));
+  w.write_array("/model/normalisation/output_std", io::view(m.output.std));
+  std::vector<double> train, test;
+  for (const auto& e : m.history) {
+    train.push_back(e.train_loss);
+    test.push_back(e.test_loss);
+  }
+  if (!train.empty()) {
+    w.write_array("/model/history/train_loss", io::view(train));
+    w.write_array("/model/history/test_loss", io::view(test));
+  }
+}
+
+template <class T>
+T attribute_or(const io::Attributes& a, const std::string& key, T fallback) {
+  const auto it = a.find(key);
+  if (it == a.end() || !std::holds_alternative<T>(it->second)) return fallback;
+  return std::get<T>(it->second);
+}
+
+std::string svg_loss_curves(const std::vector<std::pair<std::string, UpscaleModel>>& models) {
+  const double w = 640, h = 400, left = 70, bottom = 40, top = 20, right = 20;
+  double lo = std::numeric_limits<double>::infinity(), hi = 0;
+  std::size_t epochs = 1;
+  for (const auto& [name, m] : models) {
+    epochs = std::max(epochs, m.history.size());
+    for (const auto& e : m.history)
+      for (double v : {e.train_loss, e.test_loss})
+        if (std::isfinite(v) && v > 0) {
+          lo = std::min(lo, v);
+          hi = std::max(hi, v);
+        }
+  }
+  if (!(hi > 0)) lo = 1e-6, hi = 1;
+  const double l0 = std::floor(std::log10(lo)), l1 = std::ceil(std::log10(hi)) + (lo == hi);
+  auto px = [&](double epoch) {
+    return left + (w - left - right) * (epoch - 1) / std::max<double>(1, epochs - 1);
+  };
+  auto py = [&](double v) { return top + (h - top - bottom) * (l1 - std::log10(v)) / (l1 - l0); };
+  std::string s =
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"640\" height=\"400\" "
+      "font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"640\" height=\"400\" "
+      "fill=\"white\"/>\n";
+  for (double d = l0; d <= l1; d += 1) {
+    s += "<line x1=\"" + format("%.1f", left) + "\" x2=\"" + format("%.1f", w - right) +
+         "\" y1=\"" + format("%.1f", py(std::pow(10, d))) + "\" y2=\"" +
+         format("%.1f", py(std::pow(10, d))) + "\" stroke=\"#ddd\"/>\n<text x=\"5\" y=\"" +
+         format("%.1f", py(std::pow(10, d)) + 4) + "\">1e" + format("%.0f", d) + "</text>\n";
+  }
+  s += "<text x=\"" + format("%.0f", w / 2) + "\" y=\"" + format("%.0f", h - 8) +
+       "\">epoch (MSE in m^2, log scale)</text>\n";
+  const char* colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"};
+  std::size_t c = 0;
+  for (const auto& [name, m] : models) {
+    for (int which = 0; which < 2; ++which) {
+      std::string pts;
+      for (const auto& e : m.history) {
+        const double v = which == 0 ? e.train_loss : e.test_loss;
+        if (std::isfinite(v) && v > 0) pts += format("%.1f,", px(e.epoch)) + format("%.1f ", py(v));
+      }
+      s += "<polyline fill=\"none\" stroke=\"" + std::string(colours[c % 6]) + "\"" +
+           (which == 1 ? " stroke-dasharray=\"6,3\"" : "") + " points=\"" + pts + "\"/>\n";
+    }
+    s += "<text x=\"" + format("%.0f", w - 260) + "\" y=\"" + format("%.0f", top + 15 + 15.0 * c) +
+         "\" fill=\"" + colours[c % 6] + "\">" + name + " (solid train, dashed test)</text>\n";
+    ++c;
+  }
+  return s + "</svg>\n";
+}
+
+void write_text(const std::filesystem::path& path, const std::string& text) {
+  io::AtomicFile f(path);
+  f.write(text);
+  f.commit();
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Config
+
+void read_cloth_params(app::ConfigReader& r, ClothParams& p) {
+  using app::at_least;
+  using app::non_negative;
+  using app::positive;
+  r.get("nx", p.nx, at_least(2));
+  r.get("ny", p.ny, at_least(2));
+  r.get("spacing", p.spacing, positive());
+  r.get("origin", p.origin);
+  r.get("axis_u", p.axis_u);
+  r.get("axis_v", p.axis_v);
+  r.get("mass", p.mass, positive());
+  r.get("k_structural", p.k_structural, positive());
+  r.get("k_shear", p.k_shear, non_negative());
+  r.get("k_bending", p.k_bending, non_negative());
+  r.get("time_step", p.time_step, positive());
+  r.get("iterations", p.iterations, at_least(1));
+  r.get("damping", p.damping, app::Range{0.0, 1.0, false, true});
+  r.get("frames", p.frames, at_least(1));
+  r.get("gravity", p.gravity);
+  r.get_enum("pins", p.pins, kPinNames);
+  auto w = r.child("wind");
+  w.get("velocity", p.wind.velocity);
+  w.get("drag", p.wind.drag, non_negative());
+  w.get("gust", p.wind.gust, app::unit_interval());
+  w.get("gust_period", p.wind.gust_period, positive());
+  auto s = r.child("sphere");
+  s.get("enabled", p.sphere.enabled);
+  s.get("center", p.sphere.center);
+  s.get("radius", p.sphere.radius, positive());
+  auto g = r.child("ground");
+  g.get("enabled", p.ground.enabled);
+  g.get("height", p.ground.height);
+  r.get("collision_margin", p.collision_margin, non_negative());
+  r.get("force_scale", p.force_scale, positive());
+  r.get("velocity_scale", p.velocity_scale, positive());
+  if (p.axis_u.norm() == 0.0) r.fail("axis_u", "a non-zero vector");
+  if (p.axis_v.norm() == 0.0) r.fail("axis_v", "a non-zero vector");
+}
+
+void read_cloth_config(app::ConfigReader& r, ClothConfig& c) {
+  using app::at_least;
+  using app::positive;
+  r.get("scene", c.scene);
+  {
+    // The preset centres the grid from its size: read nx, ny, spacing first, then the preset,
+    // then the cloth block again so that its keys override the preset.
+    ClothParams sized = c.cloth;
+    auto first = r.child("cloth");
+    read_cloth_params(first, sized);
+    c.cloth.nx = sized.nx;
+    c.cloth.ny = sized.ny;
+    c.cloth.spacing = sized.spacing;
+    if (!apply_scene_preset(c.scene, c.cloth)) {
+      std::string names;
+      for (const auto& n : scene_names()) names += (names.empty() ? "\"" : ", \"") + n + "\"";
+      r.fail("scene", "one of " + names);
+    }
+    auto second = r.child("cloth");
+    read_cloth_params(second, c.cloth);
+  }
+  auto runs = r.child("runs");
+  runs.get("mass", c.runs.mass, positive());
+  runs.get("k_structural", c.runs.k_structural, positive());
+  runs.get("time_step", c.runs.time_step, positive());
+  r.get("dsds_factor", c.dsds_factor, app::in_range(2, 4));
+  if (!has_miniature(c.cloth, c.dsds_factor))
+    r.fail("dsds_factor", "a factor that divides cloth.nx - 1 = " + std::to_string(c.cloth.nx - 1) +
+                              " and cloth.ny - 1 = " + std::to_string(c.cloth.ny - 1));
+  r.get("simulate_miniature", c.simulate_miniature);
+  auto features = r.child("features");
+  features.get("local", c.features.local);
+  features.get("residual", c.features.residual);
+  auto t = r.child("train");
+  t.get("hidden", c.train.hidden, at_least(1));
+  t.get("learning_rate", c.train.adam.learning_rate, positive());
+  t.get("beta1", c.train.adam.beta1, app::Range{0.0, 1.0, false, true});
+  t.get("beta2", c.train.adam.beta2, app::Range{0.0, 1.0, false, true});
+  t.get("batch_size", c.train.batch_size, at_least(1));
+  t.get("max_epochs", c.train.max_epochs, at_least(1));
+  t.get("patience", c.train.patience, at_least(0));
+  t.get("min_improvement", c.train.min_improvement, app::Range{0.0, 1.0, false, true});
+  std::int64_t seed = static_cast<std::int64_t>(c.train.seed);
+  t.get("seed", seed, at_least(0));
+  c.train.seed = static_cast<std::uint64_t>(seed);
+  t.get("test_fraction", c.test_fraction, app::in_range(0.0, 0.9));
+  auto u = r.child("upscale");
+  u.get("method", c.upscale_method);
+  if (c.upscale_method != "network" && c.upscale_method != "bilinear" &&
+      c.upscale_method != "biquadratic" && c.upscale_method != "bicubic")
+    u.fail("method", "one of \"network\", \"bilinear\", \"biquadratic\", \"bicubic\"");
+  auto e = r.child("evaluate");
+  e.get("timing_frames", c.timing_frames, at_least(1));
+}
+
+std::vector<ClothParams> expand_runs(const ClothConfig& c) {
+  auto or_base = [](const std::vector<double>& v, double base) {
+    return v.empty() ? std::vector<double>{base} : v;
+  };
+  std::vector<ClothParams> runs;
+  for (double m : or_base(c.runs.mass, c.cloth.mass))
+    for (double k : or_base(c.runs.k_structural, c.cloth.k_structural))
+      for (double h : or_base(c.runs.time_step, c.cloth.time_step)) {
+        ClothParams p = c.cloth;
+        p.mass = m;
+        const double scale = k / c.cloth.k_structural;
+        p.k_structural = k;
+        p.k_shear *= scale;
+        p.k_bending *= scale;
+        p.time_step = h;
+        runs.push_back(p);
+      }
+  return runs;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Model file
+
+UpscaleModel read_model(const std::filesystem::path& path) {
+  io::CacheReader r(path);
+  if (!r.exists("/model"))
+    throw IoError(path.string() + ": /model: missing (not written by cloth-train train)");
+  const auto a = r.attributes("/model");
+  UpscaleModel m;
+  const auto sizes64 = attribute_or<std::vector<std::int64_t>>(a, "sizes", {});
+  if (sizes64.size() < 2)
+    throw IoError(path.string() + ": /model@sizes: expected >= 2 layer sizes");
+  const std::vector<int> sizes(sizes64.begin(), sizes64.end());
+  m.factor = static_cast<int>(attribute_or<std::int64_t>(a, "dsds_factor", 0));
+  if (m.factor < 1) throw IoError(path.string() + ": /model@dsds_factor: expected an integer >= 1");
+  m.options.local = attribute_or<std::int64_t>(a, "features_local", 0) != 0;
+  m.options.residual = attribute_or<std::int64_t>(a, "features_residual", 0) != 0;
+  m.best_epoch = static_cast<int>(attribute_or<std::int64_t>(a, "best_epoch", 0));
+  m.train_sequences = attribute_or<std::vector<std::string>>(a, "train_sequences", {});
+  m.test_sequences = attribute_or<std::vector<std::string>>(a, "test_sequences", {});
+  if (sizes.front() != 36 || sizes.back() != 3 * (m.factor + 1) * (m.factor + 1))
+    throw IoError(path.string() + ": /model@sizes: expected 36 inputs and 3 (f+1)^2 = " +
+                  std::to_string(3 * (m.factor + 1) * (m.factor + 1)) + " outputs");
+  Eigen::VectorXf params(learn::Mlp<float>::parameter_count(sizes));
+  Eigen::Index o = 0;
+  for (std::size_t l = 0; l + 1 < sizes.size(); ++l) {
+    const std::string g = "/model/layer_" + std::to_string(l);
+    const auto w = r.read_array<float>(g + "/weight");
+    const auto b = r.read_array<float>(g + "/bias");
+    if (w.shape !=
+            io::Shape{static_cast<std::size_t>(sizes[l + 1]), static_cast<std::size_t>(sizes[l])} ||
+        b.shape != io::Shape{static_cast<std::size_t>(sizes[l + 1])})
+      throw IoError(path.string() + ": " + g + ": expected weight [" +
+                    std::to_string(sizes[l + 1]) + ", " + std::to_string(sizes[l]) +
+                    "] and bias [" + std::to_string(sizes[l + 1]) + "], got " +
+                    io::shape_string(w.shape) + " and " + io::shape_string(b.shape));
+    const Eigen::MatrixXf wm = w.matrix();  // column-major copy: the flat layout of Mlp
+    params.segment(o, wm.size()) = Eigen::Map<const Eigen::VectorXf>(wm.data(), wm.size());
+    o += wm.size();
+    params.segment(o, sizes[l + 1]) =
+        Eigen::Map<const Eigen::VectorXf>(b.data.data(), sizes[l + 1]);
+    o += sizes[l + 1];
+  }
+  m.network = learn::Mlp<float>(sizes, params);
+  auto vec = [&](const std::string& name, std::size_t n) {
+    const auto arr = r.read_array<double>("/model/normalisation/" + name);
+    if (arr.size() != n)
+      throw IoError(path.string() + ": /model/normalisation/" + name + ": expected " +
+                    std::to_string(n) + " values, got " + io::shape_string(arr.shape));
+    return Eigen::VectorXd(
+        Eigen::Map<const Eigen::VectorXd>(arr.data.data(), static_cast<Eigen::Index>(n)));
+  };
+  m.input.mean = vec("input_mean", 36);
+  m.input.std = vec("input_std", 36);
+  m.output.mean = vec("output_mean", static_cast<std::size_t>(sizes.back()));
+  m.output.std = vec("output_std", static_cast<std::size_t>(sizes.back()));
+  if (r.exists("/model/history/train_loss")) {
+    const auto tr = r.read_array<double>("/model/history/train_loss");
+    const auto te = r.read_array<double>("/model/history/test_loss");
+    for (std::size_t i = 0; i < tr.size() && i < te.size(); ++i)
+      m.history.push_back({static_cast<int>(i) + 1, tr.data[i], te.data[i]});
+  }
+  return m;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Subcommands
+
+void run_simulate(app::Context& ctx, const ClothConfig& config) {
+  const auto runs = expand_runs(config);
+  const auto range = app::shard_range(runs.size(), ctx.shard());
+  const auto out = ctx.output("cloth_target.h5");
+  std::size_t total = 0;
+  for (std::size_t k = range.begin; k < range.end; ++k)
+    total += static_cast<std::size_t>(runs[k].frames);
+  if (ctx.dry_run()) {
+    std::printf("would simulate %zu of %zu runs (%zu frames, %s) into %s\n", range.size(),
+                runs.size(), total, config.simulate_miniature ? "miniatures" : "targets",
+                out.c_str());
+    return;
+  }
+  io::CacheWriter writer(out, ctx.provenance());
+  app::Progress progress("frame", total);
+  for (std::size_t k = range.begin; k < range.end; ++k) {
+    ClothParams p = runs[k];
+    if (config.simulate_miniature) p = miniature_params(p, config.dsds_factor);
+    const std::string name = run_name(config.scene, k);
+    double ms = 0.0;
+    const auto frames = simulate_frames(p, name, &ms, [&] { progress.tick(1); });
+    spdlog::info("{}: {} frames, {}x{} particles, {:.2f} ms/step", name, frames.size(), p.nx, p.ny,
+                 ms);
+    io::Attributes attrs{
+        {"scene", config.scene},
+        {"run", static_cast<std::int64_t>(k)},
+        {"mass", p.mass},
+        {"k_structural", p.k_structural},
+        {"time_step", p.time_step},
+        {"miniature_factor", std::int64_t{config.simulate_miniature ? config.dsds_factor : 1}},
+        {"cloth_json", cloth_json(p)}};
+    write_grid_sequence(writer, name, p, frames, attrs, rest_positions(p));
+  }
+  progress.finish();
+  writer.commit();
+  spdlog::info("wrote {}", out.string());
+}
+
+void run_train(app::Context& ctx, const ClothConfig& config) {
+  const auto inputs = ctx.inputs();
+  if (inputs.empty()) throw UsageError("-i/--input: give the target cache(s) from simulate");
+  const int f = config.dsds_factor;
+  struct Seq {
+    std::string name;
+    std::vector<Points3> frames;
+    MiniatureGrid grid;
+  };
+  std::vector<Seq> seqs;
+  for (const auto& in : inputs) {
+    io::CacheReader cache(in);
+    for (const auto& name : cache.sequence_names()) {
+      const auto seq = cache.sequence(name);
+      const ClothParams p = params_of(seq, in.string());
+      if (!has_miniature(p, f))
+        throw IoError(in.string() + ": /sequences/" + name + ": a " + std::to_string(p.nx) + "x" +
+                      std::to_string(p.ny) + " grid has no miniature of dsds_factor " +
+                      std::to_string(f) + " (nx - 1 and ny - 1 must be multiples of it)");
+      seqs.push_back({name, read_frames(seq), {(p.nx - 1) / f + 1, (p.ny - 1) / f + 1, f}});
+    }
+  }
+  // Split by sequence (sec. 5: 80 % / 20 %): a seeded shuffle of the sequence order.
+  std::vector<std::size_t> order(seqs.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::mt19937_64 rng(config.train.seed);
+  for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng() % i]);
+  std::size_t n_test = static_cast<std::size_t>(
+      std::lround(config.test_fraction * static_cast<double>(seqs.size())));
+  if (config.test_fraction > 0 && n_test == 0 && seqs.size() >= 2) n_test = 1;
+  UpscaleModel model;
+  model.factor = f;
+  model.options = config.features;
+  std::vector<cloth::PatchPairs> train_parts, test_parts;
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const Seq& s = seqs[order[i]];
+    const bool is_test = i >= order.size() - n_test;
+    (is_test ? model.test_sequences : model.train_sequences).push_back(s.name);
+    (is_test ? test_parts : train_parts)
+        .push_back(training_pairs(s.frames, s.grid, config.features));
+  }
+  auto concat = [&](const std::vector<cloth::PatchPairs>& parts) {
+    learn::Dataset d;
+    Eigen::Index n = 0;
+    for (const auto& p : parts) n += p.x.cols();
+    d.x.resize(36, n);
+    d.y.resize(3 * (f + 1) * (f + 1), n);
+    Eigen::Index o = 0;
+    for (const auto& p : parts) {
+      d.x.middleCols(o, p.x.cols()) = p.x;
+      d.y.middleCols(o, p.y.cols()) = p.y;
+      o += p.x.cols();
+    }
+    return d;
+  };
+  const learn::Dataset train = concat(train_parts), test = concat(test_parts);
+  const auto out = ctx.output("cloth_model.h5");
+  spdlog::info("{} training pairs from {} sequences, {} test pairs from {} sequences", train.size(),
+               model.train_sequences.size(), test.size(), model.test_sequences.size());
+  if (train.size() == 0) throw RunError("train: no training pairs (need sequences of >= 3 frames)");
+  if (ctx.dry_run()) {
+    std::printf("would train 36-64-64-64-%d on %ld pairs (%ld test) into %s\n",
+                3 * (f + 1) * (f + 1), static_cast<long>(train.size()),
+                static_cast<long>(test.size()), out.c_str());
+    return;
+  }
+  app::Progress progress("epoch", static_cast<std::size_t>(config.train.max_epochs));
+  auto result = learn::train_mlp(train, test, config.train, [&](const learn::EpochReport& e) {
+    progress.tick(1, "train " + format("%.3e", e.train_loss) + " test " +
+                         format("%.3e", e.test_loss) + " m^2");
+  });
+  progress.finish();
+  model.network = std::move(result.network);
+  model.input = result.input;
+  model.output = result.output;
+  model.history = result.history;
+  model.best_epoch = result.best_epoch;
+  spdlog::info("best epoch {} of {}{}", result.best_epoch, result.history.size(),
+               result.stopped_early ? " (stopped early on a plateau)" : "");
+  io::CacheWriter writer(out, ctx.provenance());
+  write_model(writer, model);
+  writer.set_attribute("/model", "stopped_early", std::int64_t{result.stopped_early});
+  writer.commit();
+  spdlog::info("wrote {}", out.string());
+}
+
+void run_upscale(app::Context& ctx, const ClothConfig& config, const std::string& method_flag) {
+  const std::string method = method_flag.empty() ? config.upscale_method : method_flag;
+  const auto inputs = ctx.inputs();
+  std::optional<UpscaleModel> model;
+  std::size_t next = 0;
+  if (method == "network" || (!inputs.empty() && io::CacheReader(inputs[0]).exists("/model"))) {
+    if (inputs.empty()) throw UsageError("-i/--input: --method network needs the model file");
+    model = read_model(inputs[0]);
+    next = 1;
+  }
+  const int f = model ? model->factor : config.dsds_factor;
+  struct Job {
+    std::string name;
+    ClothParams mini;
+    std::vector<Points3> frames;  // empty: simulate
+  };
+  std::vector<Job> jobs;
+  if (next < inputs.size()) {  // a miniature cache
+    io::CacheReader cache(inputs[next]);
+    for (const auto& name : cache.sequence_names()) {
+      const auto seq = cache.sequence(name);
+      jobs.push_back({name, params_of(seq, inputs[next].string()), read_frames(seq)});
+    }
+  } else {
+    const auto runs = expand_runs(config);
+    const auto range = app::shard_range(runs.size(), ctx.shard());
+    for (std::size_t k = range.begin; k < range.end; ++k) {
+      if (!has_miniature(runs[k], f))
+        throw ConfigError(ctx.options().config.empty() ? "<defaults>" : ctx.options().config,
+                          "/cloth/nx",
+                          "nx - 1 and ny - 1 divisible by the model's factor " + std::to_string(f),
+                          std::to_string(runs[k].nx) + " x " + std::to_string(runs[k].ny));
+      jobs.push_back({run_name(config.scene, k), miniature_params(runs[k], f), {}});
+    }
+  }
+  const auto out = ctx.output("cloth_upscaled.h5");
+  if (ctx.dry_run()) {
+    std::printf("would upscale %zu sequences by %s (factor %d) into %s\n", jobs.size(),
+                method.c_str(), f, out.c_str());
+    return;
+  }
+  io::CacheWriter writer(out, ctx.provenance());
+  for (auto& job : jobs) {
+    const MiniatureGrid grid{job.mini.nx, job.mini.ny, f};
+    double sim_ms = 0.0;
+    if (job.frames.empty())
+      job.frames = simulate_frames(job.mini, job.name + " (miniature)", &sim_ms);
+    app::Progress progress("frame", job.frames.size());
+    const auto t0 = Clock::now();
+    std::vector<Points3> target;
+    for (std::size_t t = 0; t < job.frames.size(); ++t) {
+      std::vector<Points3> window{job.frames[t >= 2 ? t - 2 : 0], job.frames[t >= 1 ? t - 1 : 0],
+                                  job.frames[t]};
+      auto up = upscale_frames(window, grid, method, model ? &*model : nullptr);
+      target.push_back(std::move(up.back()));
+      progress.tick(1);
+    }
+    progress.finish();
+    spdlog::info("{}: miniature {:.2f} ms/step, {} upscaling {:.2f} ms/frame", job.name, sim_ms,
+                 method, ms_since(t0) / static_cast<double>(job.frames.size()));
+    ClothParams tp = job.mini;
+    tp.nx = grid.target_nx();
+    tp.ny = grid.target_ny();
+    const Points3 rest =
+        interpolate_upscale(rest_positions(job.mini), grid, Interpolation::Bilinear);
+    write_grid_sequence(writer, job.name, tp, target,
+                        {{"method", method}, {"dsds_factor", std::int64_t{f}}}, rest);
+  }
+  writer.commit();
+  spdlog::info("wrote {}", out.string());
+}
+
+void run_evaluate(app::Context& ctx, const ClothConfig& config) {
+  const auto inputs = ctx.inputs();
+  if (inputs.size() < 2)
+    throw UsageError("-i/--input: give the target cache, then one or more model files");
+  std::vector<std::pair<std::string, UpscaleModel>> models;
+  for (std::size_t i = 1; i < inputs.size(); ++i)
+    models.emplace_back(inputs[i].filename().string(), read_model(inputs[i]));
+  io::CacheReader cache(inputs[0]);
+  const auto all = cache.sequence_names();
+  std::vector<std::string> names;
+  for (const auto& n : models.front().second.test_sequences)
+    if (std::find(all.begin(), all.end(), n) != all.end()) names.push_back(n);
+  if (names.empty()) {
+    spdlog::warn("{}: none of the model's test sequences is here; evaluating every sequence",
+                 inputs[0].string());
+    names = all;
+  }
+  std::string prefix = ctx.output("cloth_eval").string();
+  for (const char* ext : {".json", ".md"})
+    if (prefix.size() > std::string(ext).size() && prefix.ends_with(ext))
+      prefix.resize(prefix.size() - std::string(ext).size());
+  if (ctx.dry_run()) {
+    std::printf("would evaluate %zu models on %zu sequences into %s.json, %s.md\n", models.size(),
+                names.size(), prefix.c_str(), prefix.c_str());
+    return;
+  }
+  const std::vector<std::string> methods{"bilinear", "biquadratic", "bicubic", "network"};
+  json report = json::object();
+  report["target_cache"] = inputs[0].string();
+  report["sequences"] = names;
+  json per_model = json::array(), per_method = json::array(), against = json::array();
+  app::Progress progress("sequence", names.size() * models.size());
+  // Sums over sequences: [model][method] -> (error sum, count, ms sum, frames).
+  struct Acc {
+    double err = 0, count = 0, ms = 0, frames = 0;
+  };
+  std::vector<std::vector<Acc>> acc(models.size(), std::vector<Acc>(methods.size()));
+  for (const auto& name : names) {
+    const auto seq = cache.sequence(name);
+    const ClothParams target = params_of(seq, inputs[0].string());
+    const auto truth = read_frames(seq);
+    // Time the target simulation itself over the first frames (table 7/8's P-ADMM column).
+    ClothParams timed = target;
+    timed.frames = std::min<int>(config.timing_frames + 1, static_cast<int>(truth.size()));
+    double target_ms = 0.0;
+    simulate_frames(timed, name, &target_ms);
+    json row = {{"sequence", name},
+                {"target_ms_per_frame", target_ms},
+                {"particles", target.nx * target.ny}};
+    for (std::size_t m = 0; m < models.size(); ++m) {
+      const UpscaleModel& model = models[m].second;
+      if (!has_miniature(target, model.factor)) {
+        spdlog::warn("{}: no miniature of factor {} for {}", name, model.factor, models[m].first);
+        continue;
+      }
+      ClothParams mini = miniature_params(target, model.factor);
+      mini.frames = static_cast<int>(truth.size());
+      double mini_ms = 0.0;
+      const auto mframes = simulate_frames(mini, name + " (miniature)", &mini_ms);
+      const MiniatureGrid grid{mini.nx, mini.ny, model.factor};
+      for (std::size_t k = 0; k < methods.size(); ++k) {
+        if (m > 0 && methods[k] != "network") continue;
+        const auto t0 = Clock::now();
+        const auto up = upscale_frames(mframes, grid, methods[k], &model);
+        const double up_ms = ms_since(t0) / static_cast<double>(mframes.size());
+        const auto [sum, count] = euclidean_error(up, truth);
+        Acc& a = acc[m][k];
+        a.err += sum;
+        a.count += count;
+        a.ms += (mini_ms + up_ms) * static_cast<double>(mframes.size());
+        a.frames += static_cast<double>(mframes.size());
+        if (m == 0) {
+          row[methods[k] + "_error"] = sum / count;
+          row[methods[k] + "_ms_per_frame"] = mini_ms + up_ms;
+        }
+      }
+      progress.tick(1);
+    }
+    if (row.contains("network_ms_per_frame"))
+      row["speedup"] = target_ms / row["network_ms_per_frame"].get<double>();
+    against.push_back(row);
+  }
+  progress.finish();
+  for (std::size_t m = 0; m < models.size(); ++m) {
+    const auto& model = models[m].second;
+    const Acc& a = acc[m][3];
+    json r = {{"model", models[m].first},
+              {"dsds_factor", model.factor},
+              {"features_local", model.options.local},
+              {"features_residual", model.options.residual},
+              {"best_epoch", model.best_epoch},
+              {"error", a.count > 0 ? a.err / a.count : std::nan("")},
+              {"ms_per_frame", a.frames > 0 ? a.ms / a.frames : std::nan("")}};
+    if (model.best_epoch > 0 &&
+        static_cast<std::size_t>(model.best_epoch) <= model.history.size()) {
+      r["train_loss"] = model.history[static_cast<std::size_t>(model.best_epoch) - 1].train_loss;
+      r["test_loss"] = model.history[static_cast<std::size_t>(model.best_epoch) - 1].test_loss;
+    }
+    per_model.push_back(r);
+  }
+  for (std::size_t k = 0; k < methods.size(); ++k) {
+    const Acc& a = acc[0][k];
+    per_method.push_back({{"method", methods[k]},
+                          {"error", a.count > 0 ? a.err / a.count : std::nan("")},
+                          {"ms_per_frame", a.frames > 0 ? a.ms / a.frames : std::nan("")}});
+  }
+  report["dsds_factor"] = per_model;
+  report["upscaling"] = per_method;
+  report["against_target"] = against;
+
+  auto num = [](const json& j, const char* key) {
+    return j.contains(key) && j[key].is_number() ? format("%.3e", j[key].get<double>()) : "-";
+  };
+  auto ms = [](const json& j, const char* key) {
+    return j.contains(key) && j[key].is_number() ? format("%.2f", j[key].get<double>()) : "-";
+  };
+  std::string md =
+      "# cloth-train evaluation\n\nTarget cache `" + inputs[0].string() + "`, " +
+      std::to_string(names.size()) +
+      " sequences. Error: mean per-particle Euclidean distance to the target "
+      "simulation over all frames (m). Time: miniature step + upscaling per frame.\n\n";
+  md +=
+      "## DSDS factor and features (paper table 4: 2 -> 1.816e-3 / 37.5 ms, 3 -> 2.916e-3 / "
+      "19.1 ms, 4 -> 3.901e-3 / 16.2 ms)\n\n| model | factor | local | residual | train MSE | "
+      "test MSE | error (m) | ms/frame |\n|---|---|---|---|---|---|---|---|\n";
+  for (const auto& r : per_model)
+    md +=
+        "| " + r["model"].get<std::string>() + " | " + std::to_string(r["dsds_factor"].get<int>()) +
+        " | " + (r["features_local"].get<bool>() ? "yes" : "no") + " | " +
+        (r["features_residual"].get<bool>() ? "yes" : "no") + " | " + num(r, "train_loss") + " | " +
+        num(r, "test_loss") + " | " + num(r, "error") + " | " + ms(r, "ms_per_frame") + " |\n";
+  md +=
+      "\n## Upscaling method, first model (paper table 6: bilinear 1.826e-3, biquadratic "
+      "1.825e-3, bicubic 1.825e-3, network 1.816e-3)\n\n| method | error (m) | ms/frame |\n"
+      "|---|---|---|\n";
+  for (const auto& r : per_method)
+    md += "| " + r["method"].get<std::string>() + " | " + num(r, "error") + " | " +
+          ms(r, "ms_per_frame") + " |\n";
+  md +=
+      "\n## Against the target simulation (paper table 7: curtain 1.816e-3, flag 7.767e-3, "
+      "collision 5.973e-3)\n\n| sequence | particles | target ms/frame | network error (m) | "
+      "network ms/frame | speed-up | bilinear error (m) |\n|---|---|---|---|---|---|---|\n";
+  for (const auto& r : against)
+    md += "| " + r["sequence"].get<std::string>() + " | " +
+          std::to_string(r["particles"].get<int>()) + " | " + ms(r, "target_ms_per_frame") + " | " +
+          num(r, "network_error") + " | " + ms(r, "network_ms_per_frame") + " | " +
+          ms(r, "speedup") + " | " + num(r, "bilinear_error") + " |\n";
+  md +=
+      "\nLoss curves: `" + std::filesystem::path(prefix + "_loss.svg").filename().string() + "`\n";
+  write_text(prefix + ".json", report.dump(2) + "\n");
+  write_text(prefix + ".md", md);
+  write_text(prefix + "_loss.svg", svg_loss_curves(models));
+  std::fputs(md.c_str(), stdout);
+}
+
+}  // namespace datadyn::cloth

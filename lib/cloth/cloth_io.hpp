@@ -1,0 +1,70 @@
+#pragma once
+/// @file
+/// The cloth-train pipeline's glue (docs/tools/cloth-train.md): its config, its caches and model
+/// file, and the four subcommands. Numerics live in cloth/*.hpp and learn/*.hpp.
+///
+///   simulate  config -> target.h5    one sequence per run (variations over mass, k, time step)
+///   train     target.h5 -> model.h5  /model: layers, normalisation, DSDS factor, loss history
+///   upscale   model.h5 -> cloth.h5   miniature simulated (or read) and upscaled per frame
+///   evaluate  target.h5 + model.h5(s) -> <prefix>.json, <prefix>.md, <prefix>_loss.svg
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "app/config.hpp"
+#include "app/tool.hpp"
+#include "cloth/cloth_params.hpp"
+#include "cloth/upscale.hpp"
+#include "learn/trainer.hpp"
+
+namespace datadyn::cloth {
+
+/// The runs of `simulate`: every combination of the listed values (empty: the cloth's own).
+/// A spring constant scales k_shear and k_bending by the same factor as k_structural.
+struct RunVariations {
+  std::vector<double> mass;          ///< kg per particle
+  std::vector<double> k_structural;  ///< N/m
+  std::vector<double> time_step;     ///< s
+};
+
+struct ClothConfig {
+  std::string scene = "curtain";  ///< curtain | flag | collision: defaults of `cloth`
+  ClothParams cloth;
+  RunVariations runs;
+  int dsds_factor = 2;              ///< 2, 3 or 4
+  bool simulate_miniature = false;  ///< simulate writes the miniature of each run instead
+  PatchOptions features;            ///< local / residual (beyond the paper)
+  learn::TrainParams train;
+  double test_fraction = 0.2;  ///< share of sequences held out for the test loss (sec. 5)
+  std::string upscale_method = "network";  ///< network | bilinear | biquadratic | bicubic
+  int timing_frames = 30;  ///< evaluate: frames of the target simulation timed per sequence
+};
+
+/// Reads every key of the cloth-train config (one file serves all subcommands).
+void read_cloth_config(app::ConfigReader& reader, ClothConfig& config);
+/// Reads the `cloth` block (also used to restore a sequence's parameters from its cache).
+void read_cloth_params(app::ConfigReader& reader, ClothParams& params);
+
+/// The target parameters of every run, variations expanded (mass outermost, time step innermost).
+std::vector<ClothParams> expand_runs(const ClothConfig& config);
+
+/// A trained upscaler as stored under /model.
+struct UpscaleModel {
+  learn::Mlp<float> network;
+  learn::Standardizer input, output;
+  int factor = 2;
+  PatchOptions options;
+  std::vector<std::string> train_sequences, test_sequences;
+  std::vector<learn::EpochReport> history;
+  int best_epoch = 0;
+};
+UpscaleModel read_model(const std::filesystem::path& path);
+
+void run_simulate(app::Context& ctx, const ClothConfig& config);
+void run_train(app::Context& ctx, const ClothConfig& config);
+/// `method` overrides config.upscale_method when not empty.
+void run_upscale(app::Context& ctx, const ClothConfig& config, const std::string& method);
+void run_evaluate(app::Context& ctx, const ClothConfig& config);
+
+}  // namespace datadyn::cloth
