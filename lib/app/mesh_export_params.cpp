@@ -1,0 +1,125 @@
+#include "app/mesh_export_params.hpp"
+
+#include <sstream>
+
+#include "core/errors.hpp"
+
+namespace datadyn::app {
+
+namespace {
+
+const std::vector<std::pair<std::string, std::optional<io::ExportFormat>>>& format_names() {
+  static const std::vector<std::pair<std::string, std::optional<io::ExportFormat>>> names{
+      {"auto", std::nullopt},         {"obj", io::ExportFormat::Obj},
+      {"ply", io::ExportFormat::Ply}, {"pc2", io::ExportFormat::Pc2},
+      {"mdd", io::ExportFormat::Mdd}, {"usda", io::ExportFormat::Usda},
+      {"vdb", io::ExportFormat::Vdb}, {"xdmf", io::ExportFormat::Xdmf}};
+  return names;
+}
+
+/// A list of names: a JSON list of strings, or "a,b" from --set. (ConfigReader::get does not
+/// compile for std::vector<std::string> yet: its range check casts every element to double.)
+void get_names(ConfigReader& r, const std::string& key, std::vector<std::string>& names) {
+  json j = names;
+  r.get_json(key, j);
+  std::vector<std::string> out;
+  if (j.is_string()) {
+    std::stringstream ss(j.get<std::string>());
+    for (std::string item; std::getline(ss, item, ',');)
+      if (!item.empty()) out.push_back(item);
+  } else if (j.is_array()) {
+    for (const auto& e : j) {
+      if (!e.is_string() || e.get<std::string>().empty()) r.fail(key, "a list of names (strings)");
+      out.push_back(e.get<std::string>());
+    }
+  } else {
+    r.fail(key, "a list of names (strings)");
+  }
+  names = std::move(out);
+}
+
+}  // namespace
+
+void read_mesh_export_params(ConfigReader& r, io::MeshExportParams& p) {
+  r.get_enum("format", p.format, format_names());
+  get_names(r, "sequences", p.sequences);
+  r.get_enum("source", p.source,
+             {{"auto", io::ExportSource::Auto},
+              {"mesh", io::ExportSource::Mesh},
+              {"points", io::ExportSource::Points},
+              {"particles", io::ExportSource::Particles},
+              {"grid", io::ExportSource::Grid}});
+  r.get("grid", p.grid);
+  get_names(r, "attributes", p.attributes);
+  {
+    auto c = r.child("color");
+    c.get("attribute", p.color.attribute);
+    c.get("min", p.color.min);
+    c.get("max", p.color.max);
+    if (p.color.max < p.color.min)
+      c.fail("max", "a number >= color.min (" + json_text(p.color.min) + ")");
+  }
+  {
+    auto l = r.child("level_set");
+    l.get("voxel_size", p.level_set.voxel_size, non_negative());
+    l.get("radius", p.level_set.radius, non_negative());
+    l.get("half_width", p.level_set.half_width, at_least(1.0));
+    l.get("dilate", p.level_set.dilate, non_negative());
+    l.get("smooth", p.level_set.smooth, at_least(0));
+    l.get("erode", p.level_set.erode, non_negative());
+    l.get_enum(
+        "rasterizer", p.level_set.rasterizer,
+        {{"leaf", io::ParticleRasterizer::Leaf}, {"openvdb", io::ParticleRasterizer::OpenVdb}});
+    if (p.level_set.voxel_size > 0 && p.level_set.radius > 0 &&
+        p.level_set.radius < 1.5 * p.level_set.voxel_size)
+      l.fail("radius", "a radius of at least 1.5 voxels (" +
+                           json_text(1.5 * p.level_set.voxel_size) +
+                           " m; OpenVDB skips smaller particles)");
+  }
+  {
+    auto m = r.child("meshing");
+    m.get("iso_value", p.meshing.iso_value);
+    m.get("adaptivity", p.meshing.adaptivity, unit_interval());
+  }
+  r.get_enum("up_axis", p.up_axis, {{"Y", std::string("Y")}, {"Z", std::string("Z")}});
+}
+
+void add_mesh_export_flags(CLI::App& app, MeshExportFlags& flags) {
+  app.add_option("--format", flags.format,
+                 "Output format: obj|ply|pc2|mdd|usda|vdb|xdmf; default: from -o's extension")
+      ->type_name("FORMAT");
+  app.add_option("--sequence", flags.sequences,
+                 "Sequence to export (repeatable); default: every sequence")
+      ->type_name("NAME")
+      ->allow_extra_args(false);
+}
+
+io::MeshExportParams mesh_export_params(Context& ctx, const MeshExportFlags& flags,
+                                        io::Provenance& provenance) {
+  auto params = ctx.config<io::MeshExportParams>(read_mesh_export_params);
+  json config = ctx.resolved_config();
+  if (!flags.format.empty()) {
+    const auto f = io::format_from_name(flags.format);
+    if (!f)
+      throw UsageError("--format '" + flags.format +
+                       "': expected one of obj, ply, pc2, mdd, usda, vdb, xdmf");
+    params.format = f;
+    config["format"] = flags.format;
+  }
+  if (!flags.sequences.empty()) {
+    params.sequences = flags.sequences;
+    config["sequences"] = flags.sequences;
+  }
+  params.input = ctx.input();
+  params.output = ctx.output();
+  if (auto frames = ctx.frames()) params.frames = *frames;
+  const Shard shard = ctx.shard();
+  params.shard_index = shard.index;
+  params.shard_count = shard.count;
+  params.dry_run = ctx.dry_run();
+  provenance = ctx.provenance();
+  provenance.config_json = config.dump();
+  return params;
+}
+
+}  // namespace datadyn::app

@@ -1,0 +1,707 @@
+#include "io/mesh_export.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "core/errors.hpp"
+#include "io/atomic_file.hpp"
+#include "io/mesh_formats.hpp"
+#include "io/path_template.hpp"
+#include "io/point_cache.hpp"
+#include "io/usda_writer.hpp"
+#include "io/vdb_level_set.hpp"
+#include "io/xdmf_writer.hpp"
+
+namespace datadyn::io {
+
+namespace {
+
+constexpr std::array<std::pair<ExportFormat, const char*>, 7> kFormats{
+    {{ExportFormat::Obj, "obj"},
+     {ExportFormat::Ply, "ply"},
+     {ExportFormat::Pc2, "pc2"},
+     {ExportFormat::Mdd, "mdd"},
+     {ExportFormat::Usda, "usda"},
+     {ExportFormat::Vdb, "vdb"},
+     {ExportFormat::Xdmf, "xdmf"}}};
+
+const char* source_name(ExportSource s) {
+  switch (s) {
+    case ExportSource::Auto:
+      return "auto";
+    case ExportSource::Mesh:
+      return "mesh";
+    case ExportSource::Points:
+      return "points";
+    case ExportSource::Particles:
+      return "particles";
+    case ExportSource::Grid:
+      return "grid";
+  }
+  return "?";
+}
+
+std::string extension_of(ExportFormat f) {
+  return f == ExportFormat::Xdmf ? ".xmf" : std::string(".") + format_name(f);
+}
+
+/// Formats that write one file per frame (the others: one file per sequence).
+bool per_frame_format(ExportFormat f) {
+  return f == ExportFormat::Obj || f == ExportFormat::Ply || f == ExportFormat::Vdb;
+}
+
+/// "1-48", or "12 frames from 1 to 96" when not contiguous.
+std::string frames_text(const std::vector<std::int64_t>& frames) {
+  if (frames.empty()) return "no frames";
+  const auto n = static_cast<std::int64_t>(frames.size());
+  if (frames.back() - frames.front() + 1 == n)
+    return std::to_string(frames.front()) + "-" + std::to_string(frames.back());
+  return std::to_string(n) + " frames from " + std::to_string(frames.front()) + " to " +
+         std::to_string(frames.back());
+}
+
+/// The plan for one sequence: everything checked, nothing written.
+struct Job {
+  std::string sequence;
+  ExportSource source = ExportSource::Auto;
+  std::string grid;                   // Grid source
+  std::string topology;               // Mesh source: "triangles", "quads", "both", "tetrahedra"
+  std::vector<std::size_t> indices;   // frame indices to export
+  std::filesystem::path output;       // template (per-frame formats) or file
+  std::filesystem::path mesh_output;  // pc2/mdd: the frame-1 OBJ
+  std::vector<std::filesystem::path> files;
+  std::vector<std::string> attributes;  // written per vertex
+  std::string color;                    // colour attribute, "" for none
+  double voxel_size = 0, radius = 0;    // level sets from particles or meshes
+};
+
+Points3 to_points3(
+    const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>& x) {
+  Points3 p = Points3::Zero(x.rows(), 3);
+  p.leftCols(std::min<Eigen::Index>(3, x.cols())) = x.leftCols(std::min<Eigen::Index>(3, x.cols()));
+  return p;
+}
+
+/// Mean distance to the nearest other point, over up to 20000 points (a hash grid of cells about
+/// one mean spacing wide). 0 when fewer than 2 points.
+double mean_nearest_distance(const Points3& p) {
+  const Eigen::Index n = p.rows();
+  if (n < 2) return 0;
+  const Eigen::Vector3d lo = p.colwise().minCoeff(), hi = p.colwise().maxCoeff();
+  const Eigen::Vector3d ext = (hi - lo).cwiseMax(1e-12);
+  int dims = 0;
+  double measure = 1;
+  for (int d = 0; d < 3; ++d)
+    if (ext[d] > 1e-9 * ext.maxCoeff()) {
+      ++dims;
+      measure *= ext[d];
+    }
+  double cell = std::pow(measure / static_cast<double>(n), 1.0 / std::max(dims, 1));
+  if (!(cell > 0)) cell = ext.maxCoeff();
+  auto key = [&](const Eigen::Vector3d& x) {
+    const Eigen::Vector3d c = ((x - lo) / cell).array().floor();
+    return std::array<std::int64_t, 3>{static_cast<std::int64_t>(c[0]),
+                                       static_cast<std::int64_t>(c[1]),
+                                       static_cast<std::int64_t>(c[2])};
+  };
+  std::map<std::array<std::int64_t, 3>, std::vector<Eigen::Index>> cells;
+  for (Eigen::Index i = 0; i < n; ++i) cells[key(p.row(i).transpose())].push_back(i);
+  const Eigen::Index step = std::max<Eigen::Index>(1, n / 20000);
+  double sum = 0;
+  std::size_t count = 0;
+  for (Eigen::Index i = 0; i < n; i += step) {
+    const Eigen::Vector3d x = p.row(i).transpose();
+    const auto k = key(x);
+    double best = std::numeric_limits<double>::infinity();
+    for (int a = -1; a <= 1; ++a)
+      for (int b = -1; b <= 1; ++b)
+        for (int c = -1; c <= 1; ++c) {
+          auto it = cells.find({k[0] + a, k[1] + b, k[2] + c});
+          if (it == cells.end()) continue;
+          for (Eigen::Index j : it->second)
+            if (j != i) best = std::min(best, (p.row(j).transpose() - x).squaredNorm());
+        }
+    if (std::isfinite(best)) {
+      sum += std::sqrt(best);
+      ++count;
+    }
+  }
+  return count ? sum / static_cast<double>(count) : cell;
+}
+
+double mean_edge_length(const PolygonMesh& m) {
+  double sum = 0;
+  std::size_t count = 0;
+  auto edges = [&](const auto& f) {
+    for (Eigen::Index i = 0; i < f.rows(); ++i)
+      for (Eigen::Index j = 0; j < f.cols(); ++j) {
+        sum += (m.points.row(f(i, j)) - m.points.row(f(i, (j + 1) % f.cols()))).norm();
+        ++count;
+      }
+  };
+  edges(m.triangles);
+  edges(m.quads);
+  return count ? sum / static_cast<double>(count) : 0;
+}
+
+/// Reads what a job needs frame by frame (one frame in memory).
+class FrameSource {
+ public:
+  FrameSource(const SequenceReader& seq, const Job& job) : seq_(seq), job_(job) {
+    if (job.source == ExportSource::Mesh) {
+      if (job.topology == "tetrahedra") {
+        faces_.triangles = boundary_triangles(seq.topology("tetrahedra"));
+      } else {
+        if (seq.has("topology/triangles")) faces_.triangles = seq.topology("triangles");
+        if (seq.has("topology/quads")) faces_.quads = seq.topology("quads");
+      }
+    }
+    for (const auto& a : job.attributes)
+      if (!seq.is_per_frame("points/" + a)) static_[a] = seq.read_static<float>("points/" + a);
+    if (!job.color.empty() && !seq.is_per_frame("points/" + job.color))
+      static_[job.color] = seq.read_static<float>("points/" + job.color);
+  }
+
+  /// The cache's vertices at frame index `f` with the sequence's faces (Mesh) or none (Points,
+  /// Particles).
+  PolygonMesh mesh(std::size_t f) const {
+    PolygonMesh m;
+    m.points = to_points3(seq_.positions(f));
+    m.triangles = faces_.triangles;
+    m.quads = faces_.quads;
+    return m;
+  }
+
+  VertexAttribute attribute(const std::string& name, std::size_t f) const {
+    const std::string path = "points/" + name;
+    auto it = static_.find(name);
+    const Array<float> a = it != static_.end() ? it->second : seq_.read_frame<float>(path, f);
+    VertexAttribute v;
+    v.name = name;
+    v.values = a.matrix();
+    return v;
+  }
+
+  /// The level set of frame index `f` from the job's source.
+  LevelSet level_set(std::size_t f, const MeshExportParams& params,
+                     const NoteCallback& note) const {
+    const auto& lp = params.level_set;
+    if (job_.source == ExportSource::Grid) {
+      const Array<float> values = seq_.read_frame<float>("grids/" + job_.grid, f);
+      LevelSet ls = level_set_from_dense(values.data.data(), seq_.grid_spec(job_.grid));
+      filter_level_set(ls, lp.dilate, lp.smooth, lp.erode);
+      return ls;
+    }
+    if (job_.source == ExportSource::Mesh) {
+      LevelSet ls = level_set_from_mesh(mesh(f), job_.voxel_size, lp.half_width);
+      filter_level_set(ls, lp.dilate, lp.smooth, lp.erode);
+      return ls;
+    }
+    ParticleLevelSetParams pp;
+    pp.voxel_size = job_.voxel_size;
+    pp.radius = job_.radius;
+    pp.half_width = lp.half_width;
+    pp.dilate = lp.dilate;
+    pp.smooth = lp.smooth;
+    pp.erode = lp.erode;
+    pp.rasterizer = lp.rasterizer;
+    auto r = level_set_from_particles(to_points3(seq_.positions(f)), pp);
+    if ((r.skipped_small || r.skipped_large) && note)
+      note("/sequences/" + job_.sequence + " frame " + std::to_string(seq_.frames()[f]) + ": " +
+           std::to_string(r.skipped_small + r.skipped_large) +
+           " particles skipped by OpenVDB (radius outside 1.5 to 100 voxels)");
+    return std::move(r.level_set);
+  }
+
+ private:
+  const SequenceReader& seq_;
+  const Job& job_;
+  PolygonMesh faces_;
+  std::map<std::string, Array<float>> static_;
+};
+
+}  // namespace
+
+const char* format_name(ExportFormat format) {
+  for (const auto& [f, n] : kFormats)
+    if (f == format) return n;
+  return "?";
+}
+
+std::optional<ExportFormat> format_from_name(const std::string& name) {
+  for (const auto& [f, n] : kFormats)
+    if (name == n) return f;
+  return std::nullopt;
+}
+
+std::optional<ExportFormat> format_from_extension(const std::filesystem::path& path) {
+  std::string ext = path.extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  if (ext == ".xmf") return ExportFormat::Xdmf;
+  if (ext.size() > 1) return format_from_name(ext.substr(1));
+  return std::nullopt;
+}
+
+Triangles boundary_triangles(const Tets& tets) {
+  // Outward faces of a positively oriented tetrahedron (0, 1, 2, 3).
+  static constexpr int kFaces[4][3] = {{0, 2, 1}, {0, 1, 3}, {0, 3, 2}, {1, 2, 3}};
+  struct Face {
+    std::array<int, 3> key, verts;
+  };
+  std::vector<Face> faces;
+  faces.reserve(static_cast<std::size_t>(tets.rows()) * 4);
+  for (Eigen::Index t = 0; t < tets.rows(); ++t)
+    for (const auto& f : kFaces) {
+      Face face;
+      face.verts = {tets(t, f[0]), tets(t, f[1]), tets(t, f[2])};
+      face.key = face.verts;
+      std::sort(face.key.begin(), face.key.end());
+      faces.push_back(face);
+    }
+  std::vector<std::size_t> order(faces.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return faces[a].key < faces[b].key; });
+  std::vector<char> boundary(faces.size(), 0);
+  for (std::size_t i = 0; i < order.size();) {
+    std::size_t j = i;
+    while (j < order.size() && faces[order[j]].key == faces[order[i]].key) ++j;
+    if (j - i == 1) boundary[order[i]] = 1;
+    i = j;
+  }
+  Triangles out(std::count(boundary.begin(), boundary.end(), 1), 3);
+  Eigen::Index r = 0;
+  for (std::size_t i = 0; i < faces.size(); ++i)
+    if (boundary[i]) {
+      out.row(r++) << faces[i].verts[0], faces[i].verts[1], faces[i].verts[2];
+    }
+  return out;
+}
+
+MeshExportResult export_cache(const MeshExportParams& params, const Provenance& provenance,
+                              const ProgressCallback& progress, const NoteCallback& note) {
+  const std::string in = params.input.string();
+  // --- the format and the output template ------------------------------------------------------
+  if (params.output.empty()) throw UsageError("-o/--output: an output path is required");
+  std::filesystem::path output = params.output;
+  const auto from_ext = format_from_extension(output);
+  ExportFormat format;
+  if (params.format) {
+    format = *params.format;
+    if (from_ext && *from_ext != format)
+      throw UsageError("-o " + output.string() + ": the extension says " + format_name(*from_ext) +
+                       ", the format is " + format_name(format) + " (change one of them)");
+    if (!from_ext) output += extension_of(format);
+  } else if (from_ext) {
+    format = *from_ext;
+  } else {
+    throw UsageError("-o " + output.string() +
+                     ": cannot tell the format from the extension; give --format "
+                     "obj|ply|pc2|mdd|usda|vdb|xdmf or an output ending in one of them");
+  }
+  const bool per_frame = per_frame_format(format);
+  if (!per_frame && has_frame_token(output))
+    throw UsageError("-o " + output.string() + ": " + format_name(format) +
+                     " writes one file per sequence: remove the frame token (#### or %d)");
+  if (!per_frame && params.shard_count > 1)
+    throw UsageError(std::string("--shard: ") + format_name(format) +
+                     " writes one file per sequence, which shards cannot split; use a per-frame "
+                     "format (obj, ply, vdb) or --frames");
+  if (params.shard_count < 1 || params.shard_index < 1 || params.shard_index > params.shard_count)
+    throw UsageError("--shard: expected K/N with 1 <= K <= N");
+
+  // --- the cache and its sequences -------------------------------------------------------------
+  const CacheReader cache(params.input);
+  std::vector<std::string> names = params.sequences;
+  if (names.empty()) names = cache.sequence_names();
+  if (names.empty()) throw IoError(in + ": /sequences: the cache has no sequence to export");
+  std::vector<SequenceReader> readers;
+  for (const auto& n : names) readers.push_back(cache.sequence(n));  // IoError lists the names
+
+  const Provenance& prov = provenance;
+  std::vector<Job> jobs;
+  for (const SequenceReader& seq : readers) {
+    Job job;
+    job.sequence = seq.name();
+    const std::string where = in + ": /sequences/" + job.sequence;
+    const bool has_points = seq.has("points/position");
+    std::string topology;
+    if (seq.has("topology/triangles") && seq.has("topology/quads"))
+      topology = "both";
+    else if (seq.has("topology/triangles"))
+      topology = "triangles";
+    else if (seq.has("topology/quads"))
+      topology = "quads";
+    else if (seq.has("topology/tetrahedra"))
+      topology = "tetrahedra";
+    const bool has_mesh = has_points && !topology.empty();
+
+    // The level-set grid: the configured one, else "surface", else the only level set.
+    std::string grid = params.grid;
+    if (grid.empty()) {
+      std::vector<std::string> level_sets;
+      for (const auto& g : seq.grids())
+        if (seq.grid_spec(g).grid_class == GridClass::LevelSet) level_sets.push_back(g);
+      if (std::find(level_sets.begin(), level_sets.end(), "surface") != level_sets.end())
+        grid = "surface";
+      else if (level_sets.size() == 1)
+        grid = level_sets.front();
+    } else if (!seq.has("grids/" + grid)) {
+      throw IoError(where + "/grids/" + grid + ": no such grid (mesh.grid in the config)");
+    }
+    if (!grid.empty() && seq.grid_spec(grid).grid_class != GridClass::LevelSet)
+      throw IoError(where + "/grids/" + grid + ": class density: only level sets export");
+    const bool has_grid = !grid.empty();
+
+    // The source: what the format can take from what the sequence has.
+    ExportSource source = params.source;
+    if (source == ExportSource::Auto) {
+      switch (format) {
+        case ExportFormat::Obj:
+        case ExportFormat::Usda:
+          source = has_mesh   ? ExportSource::Mesh
+                   : has_grid ? ExportSource::Grid
+                              : ExportSource::Mesh;
+          break;
+        case ExportFormat::Ply:
+          source = has_mesh   ? ExportSource::Mesh
+                   : has_grid ? ExportSource::Grid
+                              : ExportSource::Points;
+          break;
+        case ExportFormat::Pc2:
+        case ExportFormat::Mdd:
+          source = ExportSource::Mesh;
+          break;
+        case ExportFormat::Vdb:
+          source = has_grid   ? ExportSource::Grid
+                   : has_mesh ? ExportSource::Mesh
+                              : ExportSource::Particles;
+          break;
+        case ExportFormat::Xdmf:
+          source = ExportSource::Auto;  // the sidecar describes the whole sequence
+          break;
+      }
+    }
+    const std::string fmt = format_name(format);
+    if ((format == ExportFormat::Pc2 || format == ExportFormat::Mdd) &&
+        source != ExportSource::Mesh)
+      throw UsageError(fmt + " needs a fixed-topology mesh (source \"mesh\"), got source \"" +
+                       source_name(source) + "\"");
+    if (source == ExportSource::Points && format != ExportFormat::Ply)
+      throw UsageError(std::string("source \"points\" (a point cloud) exports to ply only, not ") +
+                       fmt);
+    if (source == ExportSource::Mesh) {
+      if (!has_points)
+        throw IoError(where + "/points/position: no such dataset: " + fmt +
+                      " needs the mesh's vertices");
+      if (topology.empty())
+        throw IoError(where +
+                      "/topology: the sequence has no topology (triangles, quads or "
+                      "tetrahedra), which " +
+                      fmt + " needs for a mesh" +
+                      (format == ExportFormat::Pc2 || format == ExportFormat::Mdd
+                           ? std::string()
+                           : std::string("; to mesh particles through a level set, set "
+                                         "source = \"particles\"")));
+    }
+    if (source == ExportSource::Particles && !has_points)
+      throw IoError(where + "/points/position: no such dataset: source \"particles\" needs it");
+    if (source == ExportSource::Grid && !has_grid)
+      throw IoError(where + "/grids: no level-set grid (source \"grid\"); the sequence has " +
+                    (seq.grids().empty()
+                         ? std::string("no grids")
+                         : std::to_string(seq.grids().size()) + " grids: set mesh.grid"));
+    job.source = source;
+    job.grid = grid;
+    job.topology = topology;
+
+    // Frames: every one asked for must be in the cache; then this shard's part.
+    std::vector<std::size_t> indices;
+    if (params.frames.empty()) {
+      for (std::size_t i = 0; i < seq.frame_count(); ++i) indices.push_back(i);
+    } else {
+      for (std::int64_t f : params.frames) {
+        const auto idx = seq.frame_index(f);
+        if (!idx)
+          throw IoError(where + "/frame: frame " + std::to_string(f) +
+                        " is not in the cache (it has " + frames_text(seq.frames()) + ")");
+        indices.push_back(*idx);
+      }
+    }
+    const std::size_t n = indices.size();
+    const std::size_t b = n * static_cast<std::size_t>(params.shard_index - 1) /
+                          static_cast<std::size_t>(params.shard_count);
+    const std::size_t e = n * static_cast<std::size_t>(params.shard_index) /
+                          static_cast<std::size_t>(params.shard_count);
+    job.indices.assign(indices.begin() + static_cast<std::ptrdiff_t>(b),
+                       indices.begin() + static_cast<std::ptrdiff_t>(e));
+    if (job.indices.empty() && params.shard_count == 1)
+      throw IoError(where + "/frame: the sequence has no frames to export");
+    if (format == ExportFormat::Pc2 && job.indices.size() > 1) {
+      const std::int64_t step = seq.frames()[job.indices[1]] - seq.frames()[job.indices[0]];
+      for (std::size_t i = 1; i < job.indices.size(); ++i)
+        if (seq.frames()[job.indices[i]] - seq.frames()[job.indices[i - 1]] != step)
+          throw UsageError("--frames: pc2 stores evenly spaced samples; frames " +
+                           std::to_string(seq.frames()[job.indices[i - 1]]) + " and " +
+                           std::to_string(seq.frames()[job.indices[i]]) + " break the step of " +
+                           std::to_string(step));
+    }
+
+    // Per-vertex attributes: only where the files have the cache's vertices and room for them.
+    const bool cache_vertices = source == ExportSource::Mesh || source == ExportSource::Points;
+    const bool has_room =
+        format == ExportFormat::Ply || format == ExportFormat::Usda || format == ExportFormat::Xdmf;
+    auto check_attribute = [&](const std::string& a, bool scalar) {
+      const std::string path = "points/" + a;
+      if (!seq.has(path))
+        throw IoError(where + "/" + path +
+                      ": no such point array (attributes in the config); "
+                      "the sequence has: " +
+                      [&] {
+                        std::string s;
+                        for (const auto& p : seq.point_arrays()) s += (s.empty() ? "" : ", ") + p;
+                        return s.empty() ? std::string("none") : s;
+                      }());
+      const Shape shape = seq.shape(path);
+      std::size_t comps = 1;
+      for (std::size_t i = seq.is_per_frame(path) ? 2 : 1; i < shape.size(); ++i) comps *= shape[i];
+      if (scalar && comps != 1)
+        throw IoError(where + "/" + path + ": expected one value per vertex for colours, got " +
+                      std::to_string(comps) + " " + shape_string(shape));
+      if (format == ExportFormat::Usda && comps != 1 && comps != 3)
+        throw IoError(where + "/" + path + ": usda primvars take 1 or 3 values per vertex, got " +
+                      std::to_string(comps));
+    };
+    if (!params.attributes.empty() || !params.color.attribute.empty()) {
+      if (format == ExportFormat::Xdmf) {
+        for (const auto& a : params.attributes) check_attribute(a, false);
+        job.attributes = params.attributes;
+      } else if (!has_room || !cache_vertices) {
+        if (note)
+          note(std::string("attributes and colours are not written to ") + fmt +
+               (has_room ? " from a level-set mesh (its vertices are not the cache's)"
+                         : " (the format has no room for them; use ply or usda)"));
+      } else {
+        for (const auto& a : params.attributes) check_attribute(a, false);
+        job.attributes = params.attributes;
+        if (!params.color.attribute.empty()) {
+          check_attribute(params.color.attribute, true);
+          job.color = params.color.attribute;
+        }
+      }
+    }
+
+    // Level sets from particles or meshes need a voxel size and a radius: resolve them now, so a
+    // bad combination fails before any file is written.
+    const bool needs_voxel = (source == ExportSource::Particles) ||
+                             (format == ExportFormat::Vdb && source == ExportSource::Mesh);
+    if (needs_voxel && !job.indices.empty()) {
+      job.voxel_size = params.level_set.voxel_size;
+      if (!(job.voxel_size > 0)) {
+        const Attributes attrs = seq.attributes();
+        auto it = attrs.find("particle_spacing");
+        double spacing = 0;
+        std::string how;
+        if (it != attrs.end()) {
+          if (const auto* d = std::get_if<double>(&it->second)) spacing = *d;
+          how = "the sequence's particle_spacing";
+        }
+        if (!(spacing > 0)) {
+          const FrameSource src(seq, job);
+          const PolygonMesh m = src.mesh(job.indices.front());
+          spacing =
+              source == ExportSource::Mesh ? mean_edge_length(m) : mean_nearest_distance(m.points);
+          how = source == ExportSource::Mesh ? "the mean edge length" : "the mean particle spacing";
+          how += " of frame " + std::to_string(seq.frames()[job.indices.front()]);
+        }
+        if (!(spacing > 0))
+          throw IoError(where +
+                        "/points/position: cannot derive a voxel size (all points "
+                        "coincide); set level_set.voxel_size");
+        job.voxel_size = spacing / 2;
+        if (note)
+          note("/sequences/" + job.sequence + ": level_set.voxel_size = " +
+               std::to_string(job.voxel_size) + " m (half " + how + ")");
+      }
+      job.radius = params.level_set.radius > 0 ? params.level_set.radius : 2 * job.voxel_size;
+      if (source == ExportSource::Particles && job.radius < 1.5 * job.voxel_size * (1 - 1e-9))
+        throw ConfigError(ConfigError::FreeText{}, "config", "/level_set/radius",
+                          "expected at least 1.5 voxels (" + std::to_string(1.5 * job.voxel_size) +
+                              " m at a voxel size of " + std::to_string(job.voxel_size) +
+                              " m; OpenVDB skips smaller particles), got " +
+                              std::to_string(job.radius) + " m");
+    }
+
+    // Output files.
+    std::filesystem::path out = expand_sequence(output, job.sequence, readers.size() > 1);
+    if (per_frame && job.indices.size() > 1 && !has_frame_token(out)) {
+      out = with_frame_token(out);
+      if (note) note("-o has no frame token: writing " + out.string());
+    }
+    job.output = out;
+    if (per_frame) {
+      for (std::size_t idx : job.indices)
+        job.files.push_back(has_frame_token(out) ? expand_frame(out, seq.frames()[idx]) : out);
+    } else if (!job.indices.empty()) {
+      job.files.push_back(out);
+      if (format == ExportFormat::Pc2 || format == ExportFormat::Mdd) {
+        job.mesh_output = replace_extension(out, ".obj");
+        job.files.push_back(job.mesh_output);
+      }
+    }
+    jobs.push_back(std::move(job));
+  }
+
+  // No two sequences may write the same file; every output directory must take files.
+  MeshExportResult result;
+  std::set<std::filesystem::path> seen, dirs;
+  for (const Job& job : jobs)
+    for (const auto& f : job.files) {
+      if (!seen.insert(f).second)
+        throw UsageError("-o " + params.output.string() + ": two outputs would be " + f.string() +
+                         " (use {sequence} or #### in the template)");
+      dirs.insert(f.has_parent_path() ? f.parent_path() : std::filesystem::path("."));
+      result.files.push_back(f);
+    }
+  for (const auto& d : dirs) check_writable_directory(d / "x");
+  for (const Job& job : jobs) result.frames += job.indices.size();
+  if (params.dry_run) return result;
+
+  // --- the work ---------------------------------------------------------------------------------
+  std::size_t done = 0;
+  const std::size_t total = result.frames;
+  auto tick = [&] {
+    ++done;
+    if (progress) progress(done, total);
+  };
+  for (std::size_t s = 0; s < jobs.size(); ++s) {
+    const Job& job = jobs[s];
+    const SequenceReader& seq = readers[s];
+    if (job.indices.empty()) continue;
+    const auto& frames = seq.frames();
+    auto metadata = [&](std::optional<std::size_t> f) {
+      Metadata m{{"generator", prov.generator}};
+      if (!prov.command_line.empty()) m.emplace_back("command_line", prov.command_line);
+      m.emplace_back("config", prov.config_json);
+      m.emplace_back("source", in + " /sequences/" + job.sequence +
+                                   (f ? " frame " + std::to_string(frames[*f]) : std::string()));
+      return m;
+    };
+
+    if (format == ExportFormat::Xdmf) {
+      write_xdmf(job.output, params.input, job.sequence, job.indices, job.attributes, metadata({}));
+      for (std::size_t i = 0; i < job.indices.size(); ++i) tick();
+      continue;
+    }
+
+    const FrameSource src(seq, job);
+    // Colour range: configured, else the first exported frame's.
+    double lo = params.color.min, hi = params.color.max;
+    if (!job.color.empty() && !(hi > lo)) {
+      const VertexAttribute a = src.attribute(job.color, job.indices.front());
+      lo = a.values.size() ? a.values.minCoeff() : 0.0;
+      hi = a.values.size() ? a.values.maxCoeff() : 1.0;
+      if (!(hi > lo)) hi = lo + 1;
+      if (note)
+        note("/sequences/" + job.sequence + ": colour range of " + job.color + ": [" +
+             std::to_string(lo) + ", " + std::to_string(hi) + "] (frame " +
+             std::to_string(frames[job.indices.front()]) + ")");
+    }
+    auto frame_mesh = [&](std::size_t f) {
+      if (job.source == ExportSource::Mesh || job.source == ExportSource::Points)
+        return src.mesh(f);
+      return mesh_from_level_set(src.level_set(f, params, note), params.meshing.iso_value,
+                                 params.meshing.adaptivity);
+    };
+    auto frame_attributes = [&](std::size_t f) {
+      std::vector<VertexAttribute> out;
+      for (const auto& a : job.attributes) out.push_back(src.attribute(a, f));
+      return out;
+    };
+    auto frame_colors = [&](std::size_t f) -> std::optional<VertexColors> {
+      if (job.color.empty()) return std::nullopt;
+      const VertexAttribute a = src.attribute(job.color, f);
+      return colors_from_scalar(a.values.col(0), lo, hi);
+    };
+
+    switch (format) {
+      case ExportFormat::Obj:
+      case ExportFormat::Ply:
+      case ExportFormat::Vdb:
+        for (std::size_t i = 0; i < job.indices.size(); ++i) {
+          const std::size_t f = job.indices[i];
+          const auto& path = job.files[i];
+          if (format == ExportFormat::Vdb) {
+            write_vdb(path, src.level_set(f, params, note), metadata(f));
+          } else if (format == ExportFormat::Obj) {
+            write_obj(path, frame_mesh(f), job.sequence, metadata(f));
+          } else {
+            const auto colors = frame_colors(f);
+            write_ply(path, frame_mesh(f), frame_attributes(f), colors ? &*colors : nullptr,
+                      metadata(f));
+          }
+          tick();
+        }
+        break;
+      case ExportFormat::Pc2:
+      case ExportFormat::Mdd: {
+        const std::size_t n = seq.point_count();
+        std::unique_ptr<Pc2Writer> pc2;
+        std::unique_ptr<MddWriter> mdd;
+        if (format == ExportFormat::Pc2) {
+          const double step =
+              job.indices.size() > 1
+                  ? static_cast<double>(frames[job.indices[1]] - frames[job.indices[0]])
+                  : 1.0;
+          pc2 = std::make_unique<Pc2Writer>(job.output, n, job.indices.size(),
+                                            static_cast<double>(frames[job.indices.front()]), step);
+        } else {
+          std::vector<double> times;
+          for (std::size_t f : job.indices) times.push_back(seq.times()[f]);
+          mdd = std::make_unique<MddWriter>(job.output, n, times);
+        }
+        for (std::size_t f : job.indices) {
+          const Points3 x = to_points3(seq.positions(f));
+          if (pc2)
+            pc2->write_frame(x);
+          else
+            mdd->write_frame(x);
+          tick();
+        }
+        if (pc2) pc2->commit();
+        if (mdd) mdd->commit();
+        // The mesh last, so that a failed cache leaves neither file.
+        write_obj(job.mesh_output, src.mesh(job.indices.front()), job.sequence,
+                  metadata(job.indices.front()));
+        break;
+      }
+      case ExportFormat::Usda: {
+        UsdaStage stage;
+        stage.start_time_code = static_cast<double>(frames[job.indices.front()]);
+        stage.end_time_code = static_cast<double>(frames[job.indices.back()]);
+        stage.time_codes_per_second = seq.frame_rate();
+        stage.up_axis = params.up_axis;
+        stage.metadata = metadata({});
+        UsdaWriter usda(job.output, stage, job.sequence, job.source != ExportSource::Mesh);
+        for (std::size_t f : job.indices) {
+          const auto colors = frame_colors(f);
+          usda.write_frame(static_cast<double>(frames[f]), frame_mesh(f), frame_attributes(f),
+                           colors ? &*colors : nullptr);
+          tick();
+        }
+        usda.commit();
+        break;
+      }
+      case ExportFormat::Xdmf:
+        break;
+    }
+  }
+  return result;
+}
+
+}  // namespace datadyn::io

@@ -1,0 +1,118 @@
+#pragma once
+/// @file
+/// mesh-export: any datadyn cache to the files DCC tools and renderers open (docs/tools/
+/// mesh-export.md). Reads one frame at a time (memory is bounded by one frame, not by the
+/// sequence length), writes every file atomically, and validates everything (sequences, frames,
+/// topology, attributes, the output directory) before the first file is written, so bad input
+/// leaves no file at all.
+///
+/// | format | files                         | source                                      |
+/// |--------|-------------------------------|---------------------------------------------|
+/// | obj    | name.####.obj                 | mesh, or a level-set mesh (grid, particles) |
+/// | ply    | name.####.ply (binary)        | mesh, point cloud, or a level-set mesh      |
+/// | pc2    | name.pc2 + name.obj (frame 1) | mesh (fixed topology)                       |
+/// | mdd    | name.mdd + name.obj (frame 1) | mesh (fixed topology)                       |
+/// | usda   | name.usda                     | mesh (fixed), or a level-set mesh (varying) |
+/// | vdb    | name.####.vdb, grid `surface` | level-set grid, mesh, or particles          |
+/// | xdmf   | name.xmf beside the cache     | the cache itself (points, topology, grids)  |
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/progress.hpp"
+#include "core/types.hpp"
+#include "io/cache.hpp"
+#include "io/vdb_level_set.hpp"
+
+namespace datadyn::io {
+
+enum class ExportFormat { Obj, Ply, Pc2, Mdd, Usda, Vdb, Xdmf };
+
+/// "obj", "ply", "pc2", "mdd", "usda", "vdb", "xdmf".
+const char* format_name(ExportFormat format);
+/// The format of a name as format_name spells it.
+std::optional<ExportFormat> format_from_name(const std::string& name);
+/// The format a file extension implies (".obj", ..., ".usda", ".vdb", ".xmf" or ".xdmf").
+std::optional<ExportFormat> format_from_extension(const std::filesystem::path& path);
+
+/// Where the exported surface comes from.
+enum class ExportSource {
+  Auto,       ///< by format: see MeshExportParams::source
+  Mesh,       ///< points/position with topology/triangles, quads, or tetrahedra (boundary)
+  Points,     ///< points/position alone: a point cloud (PLY)
+  Particles,  ///< points/position as spheres: a level set (VDB), meshed for OBJ/PLY/USDA
+  Grid,       ///< a level-set grid of the cache (grids/<name>), meshed for OBJ/PLY/USDA
+};
+
+/// Level sets from particles and meshes; see ParticleLevelSetParams.
+struct ExportLevelSetParams {
+  double voxel_size = 0.0;  ///< metres; 0: half the sequence's `particle_spacing` attribute, else
+                            ///< half the mean nearest-neighbour distance (particles) or half the
+                            ///< mean edge length (meshes) on the first exported frame
+  double radius = 0.0;      ///< particle radius in metres; 0: 2 voxels; >= 1.5 voxels
+  double half_width = 3.0;  ///< narrow band, voxels
+  double dilate = 0.0;      ///< voxels
+  int smooth = 0;           ///< Gaussian passes
+  double erode = 0.0;       ///< voxels
+  /// Leaf (ours, default) or OpenVdb (ParticlesToLevelSet); both give the same values.
+  ParticleRasterizer rasterizer = ParticleRasterizer::Leaf;
+};
+
+/// Meshing of level sets (OpenVDB's VolumeToMesh).
+struct ExportMeshingParams {
+  double iso_value = 0.0;   ///< metres
+  double adaptivity = 0.0;  ///< 0 (uniform quads) to 1 (fewest polygons)
+};
+
+/// A scalar point array shown as vertex colours (PLY red/green/blue, USDA displayColor).
+struct ExportColorParams {
+  std::string attribute;  ///< "" for none; a point array with one value per vertex
+  double min = 0.0;       ///< value mapped to the ramp's start; min == max: the range of the
+  double max = 0.0;       ///< first exported frame, kept for the whole sequence
+};
+
+struct MeshExportParams {
+  std::filesystem::path input;         ///< the cache
+  std::filesystem::path output;        ///< path template: `####`/`%04d` frame, `{sequence}`
+  std::optional<ExportFormat> format;  ///< nullopt: from the output's extension
+  std::vector<std::string> sequences;  ///< empty: every sequence of the cache
+  std::vector<std::int64_t> frames;    ///< frame numbers; empty: every frame of each sequence
+  int shard_index = 1;                 ///< K of --shard K/N (frames split into N parts)
+  int shard_count = 1;                 ///< N
+  /// Auto: obj/usda: mesh, else grid; ply: mesh, else grid, else points; pc2/mdd: mesh;
+  /// vdb: grid, else mesh, else particles.
+  ExportSource source = ExportSource::Auto;
+  std::string grid;                     ///< level-set grid; "": "surface", else the only one
+  std::vector<std::string> attributes;  ///< point arrays written per vertex (ply, usda, xdmf)
+  ExportColorParams color;
+  ExportLevelSetParams level_set;
+  ExportMeshingParams meshing;
+  std::string up_axis = "Y";  ///< written to USDA; the cache's coordinates are not changed
+  bool dry_run = false;       ///< validate and plan, write nothing
+};
+
+struct MeshExportResult {
+  std::vector<std::filesystem::path> files;  ///< written (or, for a dry run, to be written)
+  std::size_t frames = 0;                    ///< frames exported, over all sequences
+};
+
+/// Called with notes worth a log line (an automatic voxel size, a frame token added).
+using NoteCallback = std::function<void(const std::string&)>;
+
+/// Exports `params.input` as described above. `provenance` (generator, config) goes into every
+/// file that has room for it. `progress` is called once per exported frame.
+/// Throws IoError (bad or missing data: unknown sequence, frame outside the cache, a mesh format
+/// without topology; unwritable output), UsageError (a format that cannot take the request, e.g.
+/// pc2 with --shard or uneven frames) or ConfigError (level_set.radius below 1.5 voxels).
+MeshExportResult export_cache(const MeshExportParams& params, const Provenance& provenance,
+                              const ProgressCallback& progress = {}, const NoteCallback& note = {});
+
+/// The boundary faces of a tetrahedral mesh (faces of exactly one tetrahedron), counter-clockwise
+/// seen from outside. @param tets #K by 4, positively oriented (see core/types.hpp)
+Triangles boundary_triangles(const Tets& tets);
+
+}  // namespace datadyn::io
