@@ -3,13 +3,18 @@
 /// Per-feature standardisation (x - mean) / std of network inputs and outputs, fitted on the
 /// training set and stored with the model.
 
+#include <algorithm>
+#include <cmath>
+
 #include <Eigen/Core>
 
 namespace datadyn::learn {
 
 struct Standardizer {
   Eigen::VectorXd mean;  ///< #features
-  Eigen::VectorXd std;   ///< #features, > 0 (features with std below 1e-12 keep std 1)
+  /// #features, > 0: at least 1e-6 of the largest (a constant feature, e.g. the exact zero residual
+  /// at a patch corner, must not get std 1: its de-normalised prediction error would be metres).
+  Eigen::VectorXd std;
 
   /// Mean and standard deviation of each row of `samples` (#features by #samples), summed in
   /// column order (deterministic).
@@ -25,10 +30,9 @@ struct Standardizer {
     s.mean /= static_cast<double>(n);
     for (Eigen::Index j = 0; j < n; ++j)
       sq += (samples.col(j).template cast<double>() - s.mean).cwiseAbs2();
-    for (Eigen::Index i = 0; i < samples.rows(); ++i) {
-      const double sd = std::sqrt(sq[i] / static_cast<double>(n));
-      s.std[i] = sd > 1e-12 ? sd : 1.0;
-    }
+    const Eigen::VectorXd sd = (sq / static_cast<double>(n)).cwiseSqrt();
+    const double floor = std::max(1e-6 * sd.maxCoeff(), 1e-30);
+    for (Eigen::Index i = 0; i < samples.rows(); ++i) s.std[i] = std::max(sd[i], floor);
     return s;
   }
   /// (x - mean) / std, column by column.
