@@ -1,0 +1,251 @@
+#pragma once
+/// @file
+/// A 2D MPS (moving particle semi-implicit) solver for water in a tank: Koshizuka & Oka 1996,
+/// "Moving-particle semi-implicit method for fragmentation of incompressible fluid", Nucl. Sci.
+/// Eng. 123, as in the textbook code of Koshizuka's group (reference/mps-water.md). One step:
+///
+///  1. explicit: u* = u + dt (ν ∇²u + g), r* = r + dt u*       (Laplacian model, eq. 11)
+///  2. collision: pairs closer than 0.5 l0 exchange momentum with restitution 0.2
+///  3. number density n*_i = Σ_j w(|r*_ij|) (eq. 4); free surface where n*_i < β n0 (p = 0)
+///  4. pressure Poisson equation  Σ_j a w_ij (p_i − p_j)/ρ + κ p_i / dt² = γ (n*_i − n0)/(n0 dt²)
+///     with a = 2d/(n0 λ) over fluid and wall particles (eq. 13 with the relaxation γ and the
+///     weak compressibility κ of the textbook code), assembled sparse and solved by conjugate
+///     gradients preconditioned with a diagonal incomplete Cholesky factor (DIC, see
+///     PpeSolver) and warm started from the last step's pressure
+///  5. negative pressure set to 0; gradient ∇p_i = d/n0 Σ_j (p_j − p̂_i) r_ij/|r_ij|² w_ij with
+///     p̂_i the neighbourhood minimum (eq. 9, the stabilised form), u = u* − dt ∇p/ρ,
+///     r = r* + dt (u − u*)
+///
+/// Walls: the tank's wall particles take part in the number density and the pressure equation
+/// (zero velocity), dummy particles only in the number density. Every loop runs in parallel over
+/// fixed chunks, so results are bitwise the same for any thread count.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <Eigen/Core>
+#include <Eigen/SparseCore>
+
+#include "core/types.hpp"
+#include "fluid/mps_kernel.hpp"
+#include "fluid/neighbor_grid.hpp"
+#include "fluid/tank.hpp"
+
+namespace datadyn::fluid {
+
+/// How the time step is chosen.
+enum class TimeStepMode {
+  Fixed,    ///< dt as given (shortened only to land on output frame times)
+  Courant,  ///< dt = min(dt, courant l0 / max|u|)
+};
+
+/// Right-hand side of the pressure Poisson equation.
+enum class SourceTerm {
+  /// γ (n* − n0)/(n0 dt²): number density only (Koshizuka & Oka 1996, the textbook code).
+  Density,
+  /// −∇·u*/dt + γ (n* − n0)/(n0 dt²): velocity divergence plus a small density relaxation
+  /// (Tanaka & Masunaga 2010, "Stabilization and smoothing of pressure in MPS method by
+  /// quasi-compressibility", J. Comput. Phys. 229, eq. 20), far less pressure noise.
+  Mixed,
+};
+
+/// Parameters of the MPS solver, SI units. Defaults: water and the textbook code.
+struct MpsParams {
+  double density = 1000.0;                     ///< ρ, kg/m³
+  double viscosity = 1.0e-6;                   ///< kinematic ν, m²/s
+  Eigen::Vector2d gravity{0.0, -9.81};         ///< m/s²
+  double re_density = 2.1;                     ///< r_e of number density and gradient, in l0
+  double re_laplacian = 3.1;                   ///< r_e of the Laplacian (viscosity, PPE), in l0
+  double surface_threshold = 0.97;             ///< β: free surface where n < β n0
+  SourceTerm source_term = SourceTerm::Mixed;  ///< right-hand side of the PPE
+  /// γ of the density term of the PPE source (0.05 for Mixed; the textbook's Density source uses
+  /// 0.2).
+  double relaxation = 0.05;
+  /// Multiply the pressure gradient by the corrective matrix of Khayyer & Gotoh 2011 (exact for
+  /// linear pressure on disordered particles): less noise at rest; off = the textbook gradient.
+  bool gradient_correction = true;
+  double compressibility = 0.45e-9;  ///< κ, 1/Pa
+  double collision_distance = 0.5;   ///< in l0
+  double restitution = 0.2;          ///< of the collision model, in [0, 1]
+  TimeStepMode time_step = TimeStepMode::Courant;
+  double dt = 1.0e-3;    ///< s: the fixed step, or the largest step in Courant mode
+  double courant = 0.2;  ///< Courant number max|u| dt / l0 aimed at (and required of a fixed dt)
+  double courant_max = 0.5;       ///< a step ending above this Courant number fails (unstable)
+  double dt_min = 1.0e-6;         ///< s: Courant mode fails if it would need a smaller step
+  double ppe_tolerance = 1.0e-6;  ///< PPE: stop when |b − A p| <= tolerance |b|
+  int ppe_max_iterations = 1000;  ///< PPE: fail beyond this many CG iterations
+  double leak_depth = 1.0;        ///< in l0: a particle this far inside a solid has left the tank
+};
+
+/// What ended a step.
+enum class StepStatus {
+  Ok,
+  PpeNotConverged,  ///< CG reached ppe_max_iterations
+  NonFinite,        ///< NaN or infinity in a position, velocity or pressure
+  CourantExceeded,  ///< a particle moved more than courant_max l0 in one step
+  LeftTank,         ///< a particle went through a wall (deeper than leak_depth into a solid)
+};
+
+/// "ok", "PPE not converged", "NaN", "Courant number exceeded", "left the tank".
+const char* step_status_name(StepStatus s);
+
+/// Outcome of one step; the numbers are for diagnostics and benchmarks.
+struct StepResult {
+  StepStatus status = StepStatus::Ok;
+  int particle = -1;  ///< the offending fluid particle (index as given at construction), or -1
+  Eigen::Vector2d position = Eigen::Vector2d::Zero();  ///< its position (metres)
+  double speed = 0;                                    ///< its speed (m/s)
+  double dt = 0;                                       ///< the step taken (s)
+  double courant = 0;             ///< max |u| dt / l0 over fluid particles after the step
+  int iterations = 0;             ///< CG iterations of the PPE
+  double residual = 0;            ///< |b − A p| / |b| at the end of CG
+  int unknowns = 0;               ///< rows of the PPE
+  bool neighbor_rebuild = false;  ///< the neighbour lists were rebuilt mid-step
+  bool over_rim = false;          ///< LeftTank: the particle went over the rim (beside an open top)
+};
+
+/// One line describing a failed step, e.g. "PPE not converged: residual 3.1e-04 after 1000
+/// iterations (tolerance 1e-06), particle 12 at (0.314, 0.052) m". Empty for Ok.
+std::string describe_failure(const StepResult& r, const MpsParams& params);
+
+/// Seconds spent per part of the step, summed over steps.
+struct StepTiming {
+  double neighbors = 0;  ///< binning, reordering and neighbour lists
+  double ppe = 0;        ///< assembling and solving the pressure Poisson equation
+  double other = 0;      ///< explicit step, collision, number density, gradient, checks
+  int steps = 0;
+  long long ppe_iterations = 0;
+};
+
+/// Conjugate gradients on a symmetric positive definite sparse matrix, preconditioned by the
+/// diagonal incomplete Cholesky factor M = (D + L) D⁻¹ (D + Lᵀ), where L is A's strict lower
+/// triangle and D_i = A_ii − Σ_{k<i} A_ik² / D_k (DIC: incomplete Cholesky that keeps A's
+/// off-diagonals; exact IC(0) for 5-point stencils). Matrix-vector products and dot products run
+/// in parallel over fixed chunks (bitwise the same for any thread count); the triangular solves are
+/// sequential.
+class PpeSolver {
+ public:
+  using Matrix = Eigen::SparseMatrix<double, Eigen::RowMajor, int>;
+  /// Rows per independent block of the preconditioner.
+  static constexpr std::size_t kBlockRows = 2048;
+  struct Result {
+    bool converged = false;
+    int iterations = 0;
+    double residual = 0;  ///< |b − A x| / |b| (recomputed from the last update)
+  };
+  /// Factors the preconditioner. @pre A symmetric with sorted rows, positive diagonal.
+  void compute(const Matrix& A);
+  /// Solves A x = b starting from x (warm start); stops at |b − A x| <= tolerance |b|.
+  Result solve(const Eigen::VectorXd& b, Eigen::VectorXd& x, double tolerance,
+               int max_iterations) const;
+
+ private:
+  const Matrix* A_ = nullptr;
+  Eigen::VectorXd inv_diag_;   // 1 / D_i
+  std::vector<int> diag_pos_;  // position of the diagonal entry in each row
+  mutable Eigen::VectorXd r_, z_, p_, q_;
+  void precondition(const Eigen::VectorXd& r, Eigen::VectorXd& z) const;
+};
+
+/// The solver. Particles are stored reordered by grid cell for memory locality (rebuilt every
+/// step); accessors return fluid particles in the order they were given.
+class MpsSolver {
+ public:
+  /// @param tank            the tank (its l0 is the particle spacing); must outlive the solver
+  /// @param params          solver parameters
+  /// @param fluid_position  #F by 2 initial water particles (metres), on the tank's lattice
+  /// @param fluid_velocity  #F by 2 initial velocities (m/s)
+  MpsSolver(const Tank& tank, const MpsParams& params,
+            const Eigen::Ref<const Points2>& fluid_position,
+            const Eigen::Ref<const Points2>& fluid_velocity);
+
+  /// Advances by dt (seconds, > 0). On a failure the state is the one the failed step produced.
+  StepResult step(double dt);
+  /// The step the Courant condition allows now: min(params.dt, courant l0 / max|u|) in Courant
+  /// mode, params.dt in fixed mode.
+  double stable_time_step() const;
+
+  double time() const { return time_; }
+  std::size_t fluid_count() const { return nf_; }
+  const MpsParams& params() const { return params_; }
+  const Tank& tank() const { return tank_; }
+  const LatticeConstants& density_constants() const { return kd_; }
+  const LatticeConstants& laplacian_constants() const { return kl_; }
+  const StepTiming& timing() const { return timing_; }
+
+  /// Fluid positions (metres), velocities (m/s) and pressures (Pa) in the order given at
+  /// construction: #F by 2, #F by 2, #F.
+  void fluid_positions(Points2& out) const;
+  void fluid_velocities(Points2& out) const;
+  void fluid_pressures(Eigen::VectorXd& out) const;
+  /// Number density of the fluid particles at the last step's temporary positions (#F, in the
+  /// order given), for tests.
+  void fluid_number_density(Eigen::VectorXd& out) const;
+  /// Boundary particles (fixed): positions #B by 2 (metres), types, and pressures (Pa).
+  const Points2& boundary_positions() const { return tank_.boundary_positions(); }
+  const std::vector<ParticleType>& boundary_types() const { return tank_.boundary_types(); }
+  void boundary_pressures(Eigen::VectorXd& out) const;
+
+  /// The last PPE (rows = unknowns in particle order) and its right-hand side and solution, for
+  /// tests of the linear solve.
+  const PpeSolver::Matrix& ppe_matrix() const { return A_; }
+  const Eigen::VectorXd& ppe_rhs() const { return b_; }
+  const Eigen::VectorXd& ppe_solution() const { return x_; }
+
+ private:
+  void rebuild_neighbors();
+  void explicit_step(double dt);
+  void collide(double dt);
+  void number_density();
+  StepResult solve_pressure(double dt);
+  void correct(double dt);
+  StepResult check(double dt) const;
+
+  const Tank& tank_;
+  MpsParams params_;
+  LatticeConstants kd_, kl_;
+  double l0_, r_list_, re_d_, re_l_;
+  std::size_t nf_ = 0, nb_ = 0, n_ = 0;
+  double time_ = 0;
+
+  // All particles, fluid rows [0, nf) in cell order, then boundary rows in cell order.
+  Points2 pos_, vel_;
+  Points2 pos_tmp_, vel_tmp_;  // scratch; after the explicit step pos_tmp_ holds r^n
+  Eigen::VectorXd pressure_, density_, divergence_;
+  std::vector<ParticleType> type_;
+  std::vector<int> id_;           // fluid row -> index as given
+  std::vector<int> boundary_id_;  // boundary row - nf -> index in tank.boundary_positions()
+  std::vector<int> scratch_perm_;
+
+  CellGrid fluid_grid_, static_grid_;
+  NeighborLists list_;  // fluid -> all, radius r_list at the start of the step
+  // Pairs within r_e(Laplacian) at the temporary positions: fluid -> fluid/wall (no dummies).
+  // Stored in the slots of list_ (row i starts at list_.offset[i]) with a count per row.
+  NeighborLists lap_;
+  std::vector<double> lap_w_;
+  std::vector<int> lap_count_;
+  // Gradient pairs within r_e(density): fluid -> fluid/wall, with r_ij w / |r_ij|².
+  NeighborLists grad_;
+  std::vector<double> grad_x_, grad_y_;
+  std::vector<int> grad_count_;
+  Eigen::Matrix<double, Eigen::Dynamic, 3, Eigen::RowMajor> correction_;  // C_i: xx, xy, yy
+  // Static boundary data: for each wall row, the static density and the wall neighbours within
+  // r_e(Laplacian) with their weights.
+  Eigen::VectorXd static_density_;
+  NeighborLists wall_wall_;
+  std::vector<double> wall_wall_w_;
+  // Per step: wall -> fluid pairs within r_e(Laplacian) (transposed from lap_).
+  NeighborLists wall_fluid_;
+  std::vector<double> wall_fluid_w_;
+
+  std::vector<int> unknown_;  // particle row -> PPE row or -1
+
+  std::vector<int> row_particle_;
+  PpeSolver::Matrix A_;
+  Eigen::VectorXd b_, x_;
+  PpeSolver ppe_;
+  StepTiming timing_;
+};
+
+}  // namespace datadyn::fluid
