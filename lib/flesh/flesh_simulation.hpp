@@ -34,7 +34,7 @@ struct FleshSimulationParams {
   double frame_rate = 30.0;  ///< frames per second, > 0
   int substeps = 3;          ///< backward Euler steps per frame (dt = 1/(frame_rate substeps))
   int iterations = 12;       ///< projective dynamics iterations per step, >= 1
-  int quasistatic_iterations = 40;  ///< per frame (warm-started), >= 1
+  int quasistatic_iterations = 25;  ///< per frame (warm-started), >= 1
   double youngs_modulus = 5.0e4;    ///< Pa, > 0
   double poisson_ratio = 0.4;       ///< μ = E / (2 (1 + ν)), in [0, 0.5)
   double density = 1000.0;          ///< kg/m^3, > 0

@@ -28,7 +28,7 @@ struct SpringFitParams {
   /// Frame rejection: a frame whose error (summed over vertices) after a first fit exceeds
   /// median + reject_mads × 1.4826 MAD of all frames is left out of the loss, then the fit is
   /// refined. 0 disables it.
-  double reject_mads = 8.0;
+  double reject_mads = 25.0;
   std::size_t grain = 64;  ///< vertices per parallel chunk (fixed for determinism)
 };
 

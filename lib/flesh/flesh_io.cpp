@@ -1,0 +1,369 @@
+#include "flesh/flesh_io.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+
+#include <spdlog/spdlog.h>
+
+#include "core/errors.hpp"
+#include "io/cache.hpp"
+
+namespace datadyn::flesh {
+namespace {
+
+using app::at_least;
+using app::ConfigReader;
+using app::in_range;
+using app::json;
+using app::non_negative;
+using app::positive;
+
+/// A sequence read whole: F frames of #N by 3 positions, with its frame rate and triangles.
+struct LoadedSequence {
+  std::string file, name;
+  double frame_rate = 0.0;
+  std::vector<Points3> frames;
+  std::vector<double> times;
+  Triangles triangles;
+  Points3 rest;
+};
+
+LoadedSequence load_sequence(const io::CacheReader& cache, const std::string& name) {
+  const std::string file = cache.path().string();
+  const io::SequenceReader s = cache.sequence(name);
+  LoadedSequence out;
+  out.file = file;
+  out.name = name;
+  out.frame_rate = s.frame_rate();
+  if (s.dimension() != 3)
+    throw IoError(file + ": /sequences/" + name + ": expected 3D points, got dimension " +
+                  std::to_string(s.dimension()));
+  if (!s.has("points/position") || s.frame_count() < 2)
+    throw IoError(file + ": /sequences/" + name +
+                  "/points/position: expected at least 2 frames of positions, got " +
+                  std::to_string(s.frame_count()));
+  for (std::size_t f = 0; f < s.frame_count(); ++f) {
+    Points3 p = s.positions(f);
+    if (!p.allFinite()) {
+      Eigen::Index bad = 0;
+      for (Eigen::Index i = 0; i < p.rows(); ++i)
+        if (!p.row(i).allFinite()) {
+          bad = i;
+          break;
+        }
+      throw IoError(file + ": /sequences/" + name + "/points/position: frame " +
+                    std::to_string(s.frames()[f]) + " (index " + std::to_string(f) + "): point " +
+                    std::to_string(bad) + " is not finite");
+    }
+    out.frames.push_back(std::move(p));
+  }
+  out.times = s.times();
+  if (s.has("topology/triangles")) out.triangles = s.topology("triangles");
+  if (s.has("rest/position")) out.rest = s.read_static<double>("rest/position").matrix();
+  return out;
+}
+
+/// Targets and truth must describe the same vertices at the same times.
+void check_pair(const LoadedSequence& target, const LoadedSequence& truth) {
+  const std::string where =
+      target.file + ": /sequences/" + target.name + " and /sequences/" + truth.name;
+  if (target.frames.size() != truth.frames.size())
+    throw IoError(where + ": frame counts differ (" + std::to_string(target.frames.size()) +
+                  " vs " + std::to_string(truth.frames.size()) + ")");
+  if (target.frames[0].rows() != truth.frames[0].rows())
+    throw IoError(where + ": vertex counts differ (" + std::to_string(target.frames[0].rows()) +
+                  " vs " + std::to_string(truth.frames[0].rows()) + ")");
+  if (std::abs(target.frame_rate - truth.frame_rate) > 1e-9 * target.frame_rate)
+    throw IoError(where + ": frame rates differ (" + std::to_string(target.frame_rate) + " vs " +
+                  std::to_string(truth.frame_rate) + " fps)");
+}
+
+void write_points_sequence(io::CacheWriter& w, const std::string& name, double frame_rate,
+                           const std::vector<Points3>& frames, const std::vector<double>& times,
+                           const Points3& rest, const Triangles& triangles,
+                           const io::Attributes& attributes = {}) {
+  auto& s = w.add_sequence(name, {frame_rate, 3});
+  for (const auto& [k, v] : attributes) s.set_attribute(k, v);
+  if (rest.rows() > 0) s.write_static("rest/position", io::view(rest));
+  if (triangles.rows() > 0) s.write_static("topology/triangles", io::view(triangles));
+  for (std::size_t f = 0; f < frames.size(); ++f)
+    s.append_frame(static_cast<std::int64_t>(f), times[f],
+                   {{"points/position", io::view(frames[f])}});
+}
+
+std::filesystem::path report_path(const std::string& configured,
+                                  const std::filesystem::path& output) {
+  if (!configured.empty()) return configured;
+  std::filesystem::path p = output;
+  p.replace_extension(".report.json");
+  return p;
+}
+
+void write_json(const std::filesystem::path& path, const json& j) {
+  const std::filesystem::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp);
+    if (!out) throw IoError(path.string() + ": cannot write the report");
+    out << j.dump(2) << "\n";
+    if (!out) throw IoError(path.string() + ": cannot write the report");
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+}  // namespace
+
+void read_simulation_params(ConfigReader& r, FleshSimulationParams& p) {
+  {
+    auto b = r.child("body");
+    b.get("radius", p.radius, positive());
+    b.get("rings", p.rings, at_least(1));
+    b.get("segments", p.segments, at_least(3));
+    b.get("layers", p.layers, at_least(1));
+    b.get("pin_radius", p.pin_radius, non_negative());
+  }
+  {
+    auto c = r.child("bones");
+    c.get("lengths", p.chain.lengths, positive());
+    if (p.chain.lengths.empty()) c.fail("lengths", "a list of at least one bone length > 0");
+    c.get("blend_width", p.chain.blend_width, positive());
+    c.get_enum("skinning", p.skinning,
+               {{"linear", SkinningMethod::LinearBlend},
+                {"dual_quaternion", SkinningMethod::DualQuaternion}});
+  }
+  {
+    auto m = r.child("motion");
+    m.get_enum("kind", p.motion.kind,
+               {{"swing", std::string("swing")},
+                {"bounce", std::string("bounce")},
+                {"twist", std::string("twist")},
+                {"shake", std::string("shake")}});
+    m.get("amplitude", p.motion.amplitude, non_negative());
+    m.get("frequency", p.motion.frequency, positive());
+    m.get("frames", p.frames, at_least(3));
+    m.get("frame_rate", p.frame_rate, positive());
+  }
+  {
+    auto s = r.child("solver");
+    s.get("substeps", p.substeps, at_least(1));
+    s.get("iterations", p.iterations, at_least(1));
+    s.get("quasistatic_iterations", p.quasistatic_iterations, at_least(1));
+  }
+  {
+    auto m = r.child("material");
+    m.get("youngs_modulus", p.youngs_modulus, positive());
+    app::Range nu{0.0, 0.5, false, true};
+    m.get("poisson_ratio", p.poisson_ratio, nu);
+    m.get("density", p.density, positive());
+    m.get("gravity", p.gravity);
+  }
+  if (p.pin_radius >= p.radius) r.child("body").fail("pin_radius", "a number < body.radius");
+}
+
+void read_fit_config(ConfigReader& r, FitConfig& c) {
+  auto f = r.child("fit");
+  f.get("ks_min", c.fit.ks_min, positive());
+  f.get("ks_max", c.fit.ks_max, positive());
+  f.get("kd_min", c.fit.kd_min, positive());
+  f.get("kd_max", c.fit.kd_max, positive());
+  if (!(c.fit.ks_max > c.fit.ks_min)) f.fail("ks_max", "a number > ks_min");
+  if (!(c.fit.kd_max > c.fit.kd_min)) f.fail("kd_max", "a number > kd_min");
+  f.get("population", c.fit.population, at_least(2));
+  f.get("generations", c.fit.generations, at_least(0));
+  f.get("seed", c.fit.seed);
+  f.get("iterations", c.fit.iterations, at_least(0));
+  f.get("reject_mads", c.fit.reject_mads, non_negative());
+  r.get("target_sequence", c.target_sequence);
+  r.get("truth_sequence", c.truth_sequence);
+  r.get("report", c.report);
+}
+
+void read_apply_config(ConfigReader& r, ApplyConfig& c) {
+  r.get("target_sequence", c.target_sequence);
+  r.get("output_sequence", c.output_sequence);
+  r.get("truth_sequence", c.truth_sequence);
+  r.get("subframes", c.subframes, in_range(1, 64));
+  r.get("report", c.report);
+}
+
+void run_simulate(app::Context& ctx) {
+  const auto p = ctx.config<FleshSimulationParams>(read_simulation_params);
+  const auto out = ctx.output("flesh_train.h5");
+  if (ctx.dry_run()) {
+    std::printf("would simulate %d frames of a \"%s\" motion and write %s\n", p.frames,
+                p.motion.kind.c_str(), out.c_str());
+    return;
+  }
+  app::Progress progress("frame", static_cast<std::size_t>(p.frames));
+  const auto r = simulate_flesh(p, [&](std::size_t, std::size_t) { progress.tick(); });
+  progress.finish();
+  spdlog::info("simulated {} tet vertices, {} tets, {} pinned; {} surface vertices", r.tet_vertices,
+               r.tets, r.pinned, r.rest.rows());
+  io::CacheWriter w(out, ctx.provenance());
+  const io::Attributes attrs = {{"motion", p.motion.kind},
+                                {"amplitude", p.motion.amplitude},
+                                {"frequency", p.motion.frequency}};
+  write_points_sequence(w, "skinned", p.frame_rate, r.skinned, r.times, r.rest, r.triangles, attrs);
+  write_points_sequence(w, "quasistatic", p.frame_rate, r.quasistatic, r.times, r.rest, r.triangles,
+                        attrs);
+  write_points_sequence(w, "dynamic", p.frame_rate, r.dynamic, r.times, r.rest, r.triangles, attrs);
+  w.commit();
+}
+
+void run_fit(app::Context& ctx) {
+  const auto c = ctx.config<FitConfig>(read_fit_config);
+  const auto inputs = ctx.inputs();
+  if (inputs.empty())
+    throw UsageError("-i/--input: give one or more caches with sequences \"" + c.target_sequence +
+                     "\" and \"" + c.truth_sequence + "\"");
+  const auto out = ctx.output("springs.h5");
+  std::vector<LoadedSequence> targets, truths;
+  for (const auto& in : inputs) {
+    io::CacheReader cache(in);
+    targets.push_back(load_sequence(cache, c.target_sequence));
+    truths.push_back(load_sequence(cache, c.truth_sequence));
+    check_pair(targets.back(), truths.back());
+    if (targets.back().frames[0].rows() != targets[0].frames[0].rows())
+      throw IoError(in.string() + ": /sequences/" + c.target_sequence + ": " +
+                    std::to_string(targets.back().frames[0].rows()) + " vertices, but " +
+                    inputs[0].string() + " has " + std::to_string(targets[0].frames[0].rows()));
+  }
+  if (ctx.dry_run()) {
+    std::printf("would fit %ld springs to %zu sequence(s) and write %s\n",
+                static_cast<long>(targets[0].frames[0].rows()), targets.size(), out.c_str());
+    return;
+  }
+  std::vector<FitSequence> seqs;
+  for (std::size_t s = 0; s < targets.size(); ++s)
+    seqs.push_back({inputs[s].filename().string(), &targets[s].frames, &truths[s].frames,
+                    1.0 / targets[s].frame_rate});
+  const std::size_t N = static_cast<std::size_t>(targets[0].frames[0].rows());
+  app::Progress progress("spring", 2 * N);
+  const auto fit = fit_springs(seqs, c.fit, [&](std::size_t done, std::size_t) {
+    if (done > progress.done()) progress.tick(done - progress.done());
+  });
+  progress.finish();
+
+  json report = json::object();
+  report["vertices"] = N;
+  report["sequences"] = json::array();
+  for (const auto& s : fit.sequences) {
+    spdlog::info(
+        "{}: rms error {:.3e} m with the target alone, {:.3e} m with springs; {} frames "
+        "rejected",
+        s.name, s.rms_target, s.rms_fitted, s.rejected_frames.size());
+    report["sequences"].push_back({{"name", s.name},
+                                   {"loss_target_m2", s.loss_target},
+                                   {"loss_fitted_m2", s.loss_fitted},
+                                   {"rms_target_m", s.rms_target},
+                                   {"rms_fitted_m", s.rms_fitted},
+                                   {"rejected_frames", s.rejected_frames}});
+  }
+  const Eigen::VectorXd& ks = fit.springs.ks;
+  const Eigen::VectorXd& kd = fit.springs.kd;
+  const Eigen::VectorXd indicator = kd.array().square() - 4.0 * ks.array();
+  const auto stats = [](const Eigen::VectorXd& v) {
+    return json{{"min", v.minCoeff()}, {"mean", v.mean()}, {"max", v.maxCoeff()}};
+  };
+  report["ks"] = stats(ks);
+  report["kd"] = stats(kd);
+  report["overdamped_fraction"] = double((indicator.array() > 0).count()) / double(N);
+
+  io::CacheWriter w(out, ctx.provenance());
+  w.write_array("/springs/ks", io::view(ks));
+  w.write_array("/springs/kd", io::view(kd));
+  w.set_attribute("/springs", "ks_unit", std::string("1/s^2"));
+  w.set_attribute("/springs", "kd_unit", std::string("1/s"));
+  // The maps of fig. 7 as static vertex attributes on the rest pose.
+  {
+    const Points3 rest = targets[0].rest.rows() == static_cast<Eigen::Index>(N)
+                             ? targets[0].rest
+                             : targets[0].frames[0];
+    auto& s = w.add_sequence("springs", {targets[0].frame_rate, 3});
+    s.write_static("rest/position", io::view(rest));
+    if (targets[0].triangles.rows() > 0)
+      s.write_static("topology/triangles", io::view(targets[0].triangles));
+    s.write_static("points/ks", io::view(ks));
+    s.write_static("points/kd", io::view(kd));
+    s.write_static("points/kd2_minus_4ks", io::view(indicator));
+    s.append_frame(0, 0.0, {{"points/position", io::view(rest)}});
+  }
+  w.commit();
+  const auto rp = report_path(c.report, out);
+  write_json(rp, report);
+  spdlog::info("wrote {} and {}", out.string(), rp.string());
+}
+
+void run_apply(app::Context& ctx) {
+  const auto c = ctx.config<ApplyConfig>(read_apply_config);
+  std::optional<std::filesystem::path> springs_file, anim_file;
+  for (const auto& in : ctx.inputs()) {
+    io::CacheReader cache(in);
+    (cache.exists("/springs/ks") ? springs_file : anim_file) = in;
+  }
+  if (!springs_file || !anim_file)
+    throw UsageError("-i/--input: give an animation cache (sequence \"" + c.target_sequence +
+                     "\") and a springs cache (/springs/ks, from `spring-fit fit`)");
+  const auto out = ctx.output("spring_dynamic.h5");
+  io::CacheReader anim(*anim_file), springs_cache(*springs_file);
+  const LoadedSequence target = load_sequence(anim, c.target_sequence);
+  Springs springs;
+  springs.ks = springs_cache.read_array<double>("/springs/ks").matrix().col(0);
+  springs.kd = springs_cache.read_array<double>("/springs/kd").matrix().col(0);
+  const Eigen::Index N = target.frames[0].rows();
+  if (springs.ks.size() != N || springs.kd.size() != N)
+    throw IoError(springs_file->string() + ": /springs/ks: " + std::to_string(springs.ks.size()) +
+                  " springs, but " + anim_file->string() + ": /sequences/" + c.target_sequence +
+                  " has " + std::to_string(N) + " vertices");
+  if (!springs.ks.allFinite() || !springs.kd.allFinite() || springs.ks.minCoeff() < 0 ||
+      springs.kd.minCoeff() < 0)
+    throw IoError(springs_file->string() + ": /springs: expected finite ks, kd >= 0");
+  if (ctx.dry_run()) {
+    std::printf("would apply %ld springs to %zu frames (%d sub-frames) and write %s\n",
+                static_cast<long>(N), target.frames.size(), c.subframes, out.c_str());
+    return;
+  }
+  SpringApplyOptions opt;
+  opt.subframes = c.subframes;
+  const double dt = 1.0 / target.frame_rate;
+  const auto r = spring_apply(target.frames, dt, springs, opt);
+
+  io::CacheWriter w(out, ctx.provenance());
+  {
+    auto& s = w.add_sequence(c.output_sequence, {target.frame_rate * c.subframes, 3});
+    s.set_attribute("subframes", static_cast<std::int64_t>(c.subframes));
+    if (target.rest.rows() == N) s.write_static("rest/position", io::view(target.rest));
+    if (target.triangles.rows() > 0)
+      s.write_static("topology/triangles", io::view(target.triangles));
+    for (std::size_t k = 0; k < r.positions.size(); ++k)
+      s.append_frame(static_cast<std::int64_t>(k), target.times[0] + r.times[k],
+                     {{"points/position", io::view(r.positions[k])}});
+  }
+  w.commit();
+
+  // Held-out evaluation when the animation carries its own ground truth.
+  if (!c.truth_sequence.empty() &&
+      anim.sequence_names().end() !=
+          std::find(anim.sequence_names().begin(), anim.sequence_names().end(), c.truth_sequence)) {
+    const LoadedSequence truth = load_sequence(anim, c.truth_sequence);
+    check_pair(target, truth);
+    double e_target = 0.0, e_springs = 0.0;
+    for (std::size_t f = 1; f < target.frames.size(); ++f) {
+      e_target += (target.frames[f] - truth.frames[f]).squaredNorm();
+      e_springs +=
+          (r.positions[f * static_cast<std::size_t>(c.subframes)] - truth.frames[f]).squaredNorm();
+    }
+    const double count = double(target.frames.size() - 1) * double(N);
+    const double rms_t = std::sqrt(e_target / count), rms_s = std::sqrt(e_springs / count);
+    spdlog::info("against {}: rms error {:.3e} m with the target alone, {:.3e} m with springs",
+                 c.truth_sequence, rms_t, rms_s);
+    const auto rp = report_path(c.report, out);
+    write_json(rp, {{"rms_target_m", rms_t},
+                    {"rms_springs_m", rms_s},
+                    {"frames", target.frames.size()},
+                    {"vertices", N}});
+  }
+}
+
+}  // namespace datadyn::flesh

@@ -1,0 +1,50 @@
+#pragma once
+/// @file
+/// The `spring-fit` tool's glue: config sections, cache reading with validation, and the three
+/// subcommands (simulate, fit, apply). Numerics live in flesh/spring_*.hpp and
+/// flesh/flesh_simulation.hpp.
+///
+/// Caches:
+///   simulate -> /sequences/{skinned, quasistatic, dynamic}: points/position [F, N, 3],
+///               rest/position [N, 3], topology/triangles [T, 3]; attrs frame_rate, motion
+///   fit      -> /springs/ks, /springs/kd float64 [N] (1/s^2, 1/s), and /sequences/springs: one
+///               frame of the rest pose with static points/ks, points/kd, points/kd2_minus_4ks
+///               (for mesh-export vertex attributes); a report JSON beside it
+///   apply    -> /sequences/dynamic (frames and sub-frames of the spring layer)
+
+#include "app/config.hpp"
+#include "app/tool.hpp"
+#include "flesh/flesh_simulation.hpp"
+#include "flesh/spring_fit.hpp"
+
+namespace datadyn::flesh {
+
+/// Config keys of `spring-fit simulate` (see docs/tools/spring-fit.md).
+void read_simulation_params(app::ConfigReader& r, FleshSimulationParams& p);
+
+/// Config keys of `spring-fit fit`.
+struct FitConfig {
+  SpringFitParams fit;
+  std::string target_sequence = "quasistatic";
+  std::string truth_sequence = "dynamic";
+  std::string report;  ///< report JSON path; "" = <output without .h5>.report.json
+};
+void read_fit_config(app::ConfigReader& r, FitConfig& c);
+
+/// Config keys of `spring-fit apply`.
+struct ApplyConfig {
+  std::string target_sequence = "quasistatic";
+  std::string output_sequence = "dynamic";
+  /// A ground-truth sequence to compare against if the input has it ("" to skip).
+  std::string truth_sequence = "dynamic";
+  int subframes = 1;
+  std::string report;  ///< "" = <output without .h5>.report.json (written only with a truth)
+};
+void read_apply_config(app::ConfigReader& r, ApplyConfig& c);
+
+/// The subcommands: read config and inputs, run, write the output cache (and reports).
+void run_simulate(app::Context& ctx);
+void run_fit(app::Context& ctx);
+void run_apply(app::Context& ctx);
+
+}  // namespace datadyn::flesh

@@ -1,0 +1,19 @@
+// spring-fit: secondary motion from analytically integrated zero-restlength springs (Jin et al.
+// 2022). `simulate` makes training data (skinned, quasistatic and backward-Euler sequences of a
+// soft body around a bone chain), `fit` learns per-vertex ks, kd from it, `apply` adds the
+// springs to the quasistatic targets of any animation.
+
+#include "app/tool.hpp"
+#include "flesh/flesh_io.hpp"
+
+int main(int argc, char** argv) {
+  datadyn::app::Tool tool("spring-fit", "Analytically integrated springs for secondary motion");
+  tool.command("simulate",
+               "Simulate a soft body around a bone chain: skinned, quasistatic, dynamic",
+               datadyn::flesh::run_simulate);
+  tool.command("fit", "Fit per-vertex spring stiffness and damping to quasistatic/dynamic pairs",
+               datadyn::flesh::run_fit);
+  tool.command("apply", "Add fitted springs to the quasistatic targets of an animation",
+               datadyn::flesh::run_apply);
+  return tool.run(argc, argv);
+}
