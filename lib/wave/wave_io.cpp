@@ -503,6 +503,8 @@ void run_wave_edit(const EditParams& p, const EditRun& run) {
   report["objective"] = {{"optimal", optimal.objective},
                          {"greedy", greedy ? json(greedy->objective) : json(nullptr)}};
   report["database_height_range"] = {hlo, hhi};
+  report["heights_at_cross_section"] =
+      std::vector<double>(problem.heights.data(), problem.heights.data() + problem.heights.size());
   std::vector<double> chosen_h(S), greedy_h(S);
   for (std::size_t i = 0; i < S; ++i) {
     json s;
