@@ -1,8 +1,8 @@
 #include "flesh/spring_fit.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
+#include <mutex>
 #include <random>
 
 #include <Eigen/Dense>
@@ -169,7 +169,8 @@ SpringFitResult fit_springs(const std::vector<FitSequence>& sequences,
   Eigen::VectorXd loss(N);
   const int passes = params.reject_mads > 0 ? 2 : 1;
   const std::size_t total = static_cast<std::size_t>(N) * static_cast<std::size_t>(passes);
-  std::atomic<std::size_t> done{0};
+  std::size_t done = 0;
+  std::mutex progress_mutex;
   for (int pass = 0; pass < passes; ++pass) {
     parallel_for(static_cast<std::size_t>(N), params.grain, [&](std::size_t b, std::size_t e) {
       VertexProblem P;
@@ -195,8 +196,12 @@ SpringFitResult fit_springs(const std::vector<FitSequence>& sequences,
         U.row(v) = descend(P, start, lo, hi, params, &L).transpose();
         loss[v] = L;
       }
-      const std::size_t d = done.fetch_add(e - b) + (e - b);
-      if (progress) progress(d, total);
+      if (progress) {
+        // The callback may log or throw to cancel: one caller at a time.
+        const std::lock_guard<std::mutex> lock(progress_mutex);
+        done += e - b;
+        progress(done, total);
+      }
     });
     if (pass + 1 < passes) {
       // Frame rejection: robust outliers of the per-frame error under the first fit.

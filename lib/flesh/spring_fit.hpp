@@ -55,6 +55,8 @@ struct SpringFitResult {
   std::vector<SequenceFitReport> sequences;
 };
 
+/// `progress` is called with (vertices done, 2 N or N) after each chunk, from one thread at a
+/// time (any worker thread).
 /// Per vertex and in parallel: genetic-algorithm initial guesses (log-uniform in the bounds,
 /// elitist, blend crossover, Gaussian mutation in log space), then projected gradient descent
 /// in (ln ks, ln kd) preconditioned by the Gauss-Newton matrix of the exact forward-mode
