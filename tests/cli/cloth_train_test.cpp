@@ -1,0 +1,93 @@
+// cloth-train as a process: the pipeline's files, reproducible model bytes for any thread count,
+// and config errors that name the key.
+
+#include <doctest/doctest.h>
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "io/cache.hpp"
+#include "support/process.hpp"
+
+using datadyn::test::run_command;
+using datadyn::test::TempDir;
+
+namespace {
+
+const std::string kTool = std::string(DATADYN_BIN_DIR) + "/cloth-train";
+// A small curtain: 9 x 9 particles, 3 runs of 20 frames, a few epochs; batches of 300 pairs span
+// two gradient chunks of 256, so two threads do share the work.
+const std::string kSmall =
+    " -q --set cloth.nx=9 --set cloth.ny=9 --set cloth.spacing=0.1 --set cloth.frames=20"
+    " --set runs.mass=0.008,0.01,0.012 --set train.max_epochs=4 --set train.batch_size=300";
+
+std::string bytes_of(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+}  // namespace
+
+TEST_CASE("cloth-train: the same seed gives the same model bytes at --threads 1 and 2") {
+  TempDir dir;
+  const std::string env = "SOURCE_DATE_EPOCH=1700000000 ";
+  auto r = run_command(env + kTool + " simulate" + kSmall + " -o " + (dir / "t.h5").string());
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  // Same relative paths from two directories: the command line (provenance) is the same too.
+  for (int threads : {1, 2}) {
+    const auto sub = dir / ("run" + std::to_string(threads));
+    std::filesystem::create_directories(sub);
+    r = run_command("cd " + sub.string() + " && " + env + kTool + " train" + kSmall +
+                    " --threads " + std::to_string(threads) + " -i ../t.h5 -o m.h5");
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+  }
+  const auto a = bytes_of(dir / "run1/m.h5"), b = bytes_of(dir / "run2/m.h5");
+  CHECK(!a.empty());
+  CHECK(a == b);
+  datadyn::io::CacheReader model(dir / "run1/m.h5");
+  CHECK(model.shape("/model/layer_0/weight") == datadyn::io::Shape{64, 36});
+  CHECK(model.shape("/model/layer_3/weight") == datadyn::io::Shape{27, 64});
+  CHECK(model.shape("/model/history/test_loss") == datadyn::io::Shape{4});
+}
+
+TEST_CASE("cloth-train: simulate, train, upscale and evaluate chain through their files") {
+  TempDir dir;
+  const auto t = (dir / "t.h5").string(), m = (dir / "m.h5").string();
+  REQUIRE(run_command(kTool + " simulate" + kSmall + " -o " + t).exit_code == 0);
+  {
+    datadyn::io::CacheReader cache(t);
+    CHECK(cache.sequence_names().size() == 3);
+    const auto s = cache.sequence("curtain_001");
+    CHECK(s.frame_count() == 20);
+    CHECK(s.point_count() == 81);
+    CHECK(s.topology("triangles").rows() == 2 * 8 * 8);
+  }
+  REQUIRE(run_command(kTool + " train" + kSmall + " -i " + t + " -o " + m).exit_code == 0);
+  const auto up = (dir / "up.h5").string();
+  auto r = run_command(kTool + " upscale" + kSmall + " --method bicubic -i " + m + " -o " + up);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(datadyn::io::CacheReader(up).sequence("curtain_000").point_count() == 81);
+  r = run_command(kTool + " evaluate" + kSmall + " -i " + t + " -i " + m + " -o " +
+                  (dir / "eval").string());
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  std::ifstream in(dir / "eval.json");
+  const auto report = nlohmann::json::parse(in);
+  REQUIRE(report["upscaling"].size() == 4);
+  for (const auto& row : report["upscaling"]) CHECK(row["error"].get<double>() > 0.0);
+  CHECK(std::filesystem::exists(dir / "eval.md"));
+  CHECK(std::filesystem::exists(dir / "eval_loss.svg"));
+}
+
+TEST_CASE("cloth-train: a DSDS factor that does not divide the grid is a config error (exit 2)") {
+  TempDir dir;
+  const auto r =
+      run_command(kTool + " simulate -q --set cloth.nx=10 -o " + (dir / "t.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/dsds_factor") != std::string::npos);
+  CHECK(!std::filesystem::exists(dir / "t.h5"));
+}
