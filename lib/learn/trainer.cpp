@@ -122,7 +122,15 @@ TrainResult train_mlp(const Dataset& train, const Dataset& test, const TrainPara
 
 Eigen::MatrixXf predict(const Mlp<float>& net, const Standardizer& in, const Standardizer& out,
                         const Eigen::MatrixXf& x) {
-  return out.invert<float>(net.forward(in.apply<float>(x)));
+  // Columns are independent: fixed chunks in parallel give the same bits on any thread count.
+  Eigen::MatrixXf y(net.output_size(), x.cols());
+  parallel_for(static_cast<std::size_t>(x.cols()), 1024, [&](std::size_t b, std::size_t e) {
+    const auto cols = static_cast<Eigen::Index>(e - b);
+    const Eigen::MatrixXf xb = x.middleCols(static_cast<Eigen::Index>(b), cols);
+    y.middleCols(static_cast<Eigen::Index>(b), cols) =
+        out.invert<float>(net.forward(in.apply<float>(xb)));
+  });
+  return y;
 }
 
 double mean_squared_error(const Mlp<float>& net, const Standardizer& in, const Standardizer& out,
