@@ -98,6 +98,8 @@ io::MeshExportParams mesh_export_params(Context& ctx, const MeshExportFlags& fla
                                         io::Provenance& provenance) {
   auto params = ctx.config<io::MeshExportParams>(read_mesh_export_params);
   json config = ctx.resolved_config();
+  config["sequences"] = params.sequences;  // lists, also when given as "a,b" by --set
+  config["attributes"] = params.attributes;
   if (!flags.format.empty()) {
     const auto f = io::format_from_name(flags.format);
     if (!f)
