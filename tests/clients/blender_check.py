@@ -1,0 +1,78 @@
+"""Blender imports mesh-export's files as an artist would (run by run_client.sh):
+
+- the OBJ with its PC2 and with its MDD through the Mesh Cache modifier, and sees the cache's
+  positions at several frames (1e-5 m: the point caches hold float32, Blender evaluates in
+  float32);
+- a .vdb level set as a volume, whose grids list `surface` as a float grid.
+
+Usage: blender -b --factory-startup --python-exit-code 3 --python blender_check.py -- DIR FRAMES
+Any failed check raises, and Blender exits 3.
+"""
+import math
+import os
+import sys
+
+import bpy
+
+work = sys.argv[sys.argv.index("--") + 1]
+frames = int(sys.argv[sys.argv.index("--") + 2])
+NX, NZ = 5, 4  # tests/support/export_caches.hpp
+TOL = 1e-5
+
+
+def cloth_position(i, f):
+    """Vertex i of the "cloth" sequence at frame f, as export_caches.hpp writes it."""
+    x, z = 0.1 * (i % NX), 0.1 * (i // NX)
+    t = (f - 1) / 24.0
+    return (x, 0.05 * math.sin(3.0 * x + 2.0 * t) + 0.01 * f, z)
+
+
+def import_obj(path):
+    before = set(bpy.data.objects)
+    # forward Y / up Z: no axis conversion, and this importer keeps the vertex order.
+    bpy.ops.wm.obj_import(filepath=path, forward_axis="Y", up_axis="Z")
+    new = [o for o in bpy.data.objects if o not in before]
+    assert len(new) == 1, f"{path}: expected one object, got {len(new)}"
+    return new[0]
+
+
+def check_positions(obj, frame, what):
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    mesh = obj.evaluated_get(depsgraph).to_mesh()
+    assert len(mesh.vertices) == NX * NZ, f"{what}: {len(mesh.vertices)} vertices"
+    worst = 0.0
+    for i, v in enumerate(mesh.vertices):
+        expected = cloth_position(i, frame)
+        worst = max(worst, max(abs(a - b) for a, b in zip(v.co, expected)))
+    obj.evaluated_get(depsgraph).to_mesh_clear()
+    assert worst <= TOL, f"{what} frame {frame}: off by {worst} m"
+    print(f"{what} frame {frame}: positions match (max error {worst:.2e} m)")
+
+
+scene = bpy.context.scene
+for fmt in ("PC2", "MDD"):
+    stem = os.path.join(work, f"cloth_{fmt.lower()}")
+    obj = import_obj(stem + ".obj")
+    scene.frame_set(1)
+    check_positions(obj, 1, f"{fmt} mesh without the modifier")
+    mod = obj.modifiers.new(name="cache", type="MESH_CACHE")
+    mod.cache_format = fmt
+    mod.filepath = stem + "." + fmt.lower()
+    mod.frame_start = 1
+    for f in sorted({1, 2, frames // 2 + 1, frames}):
+        scene.frame_set(f)
+        check_positions(obj, f, f"{fmt} through the Mesh Cache modifier")
+
+vdb = os.path.join(work, "water.0001.vdb")
+before = set(bpy.data.objects)
+bpy.ops.object.volume_import(filepath=vdb, directory=work,
+                             files=[{"name": f"water.{f:04d}.vdb"} for f in range(1, frames + 1)])
+volumes = [o for o in bpy.data.objects if o not in before]
+assert len(volumes) == 1, f"{vdb}: expected one volume object"
+grids = volumes[0].data.grids
+grids.load()
+names = [(g.name, g.data_type) for g in grids]
+print(f"{vdb}: grids {names}, sequence of {volumes[0].data.frame_duration} frames")
+assert ("surface", "FLOAT") in names, f"{vdb}: no float grid 'surface' in {names}"
+assert volumes[0].data.is_sequence and volumes[0].data.frame_duration == frames
+print("blender: all checks passed")

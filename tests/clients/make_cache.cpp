@@ -1,0 +1,23 @@
+// datadyn-client-cache PATH [FRAMES]: writes the closed-form test cache of
+// tests/support/export_caches.hpp, the input of the client tests (the Python scripts recompute
+// its positions from the same formulas).
+
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+
+#include "support/export_caches.hpp"
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: datadyn-client-cache PATH [FRAMES]\n");
+    return 2;
+  }
+  try {
+    datadyn::test::write_export_cache(argv[1], argc > 2 ? std::atoi(argv[2]) : 6);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "datadyn-client-cache: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

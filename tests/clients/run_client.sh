@@ -1,0 +1,33 @@
+#!/bin/sh
+# Generates the input of a client test with mesh-export, then runs the client's check script.
+# Usage: run_client.sh blender|paraview SCRIPT_DIR CACHE_TOOL MESH_EXPORT WORK_DIR
+set -eu
+client=$1 scripts=$2 make_cache=$3 mesh_export=$4 work=$5
+frames=6
+
+rm -rf "$work"
+mkdir -p "$work"
+cd "$work"
+"$make_cache" cache.h5 $frames
+
+case $client in
+blender)
+  command -v blender >/dev/null || { echo "blender is not installed (make test-clients installs it)" >&2; exit 1; }
+  "$mesh_export" -q -i cache.h5 --sequence cloth -o cloth_pc2.pc2
+  "$mesh_export" -q -i cache.h5 --sequence cloth -o cloth_mdd.mdd
+  "$mesh_export" -q -i cache.h5 --sequence water -o water.####.vdb
+  blender -b --factory-startup --python-exit-code 3 --python "$scripts/blender_check.py" -- \
+    "$work" $frames
+  ;;
+paraview)
+  command -v pvpython >/dev/null || { echo "pvpython is not installed (make test-clients installs paraview)" >&2; exit 1; }
+  "$mesh_export" -q -i cache.h5 --sequence cloth --set attributes=stiffness -o cloth.xmf
+  "$mesh_export" -q -i cache.h5 --sequence water -o water.xmf
+  # ParaView's Xdmf3 reader needs a directory part in the path.
+  pvpython "$scripts/paraview_check.py" ./cloth.xmf ./water.xmf $frames
+  ;;
+*)
+  echo "unknown client $client" >&2
+  exit 2
+  ;;
+esac
