@@ -102,6 +102,34 @@ Body make_body(const BodySetup& s) {
     b.weights.assign(static_cast<std::size_t>(b.group_count()), 1.0);
   }
   b.goal = b.x;
+  if (b.example_count() > 0 && b.params.exact_examples) {
+    // Residual of eq. 3 at each example pose with that example's weight alone.
+    const auto nn = static_cast<std::size_t>(n);
+    b.detail.assign(static_cast<std::size_t>(b.example_count()) * nn * 3, 0.0);
+    const auto groups = static_cast<std::size_t>(b.group_count());
+    const auto columns = static_cast<std::size_t>(b.example_count() + 1);
+    for (int k = 0; k < b.example_count(); ++k) {
+      RegionFrames frames = rest_frames(b.regions);
+      match_regions(b.regions, s.examples[static_cast<std::size_t>(k)], frames, /*exact=*/true);
+      std::vector<double> w(groups * columns, 0.0), projected;
+      for (std::size_t g = 0; g < groups; ++g)
+        w[g * columns + static_cast<std::size_t>(k) + 1] = 1.0;
+      blend_strains(b.examples, w, projected);
+      RegionGoals goals;
+      example_goals(b.regions, frames, projected, goals);
+      Points3 g(n, 3);
+      particle_goals(b.regions, b.rest, goals, g);
+      for (Eigen::Index i = 0; i < n; ++i) {
+        const Eigen::Vector3d delta =
+            (s.examples[static_cast<std::size_t>(k)].row(i) - g.row(i)).transpose();
+        const Eigen::Vector3d e =
+            frames.rotation[static_cast<std::size_t>(i)].toRotationMatrix().transpose() * delta;
+        for (int c = 0; c < 3; ++c)
+          b.detail[(static_cast<std::size_t>(k) * nn + static_cast<std::size_t>(i)) * 3 +
+                   static_cast<std::size_t>(c)] = e(c);
+      }
+    }
+  }
   return b;
 }
 

@@ -113,6 +113,7 @@ void read_body(ConfigReader& r, BodyConfig& b) {
   r.get("damping", b.params.damping, app::unit_interval());
   r.get("drag", b.params.drag, app::unit_interval());
   r.get("ridge", b.params.ridge, app::non_negative());
+  r.get("exact_examples", b.params.exact_examples);
   r.get("position", b.position);
   r.get("rotation", b.rotation);
   r.get("velocity", b.velocity);
@@ -152,6 +153,7 @@ void read_plane(ConfigReader& r, PlaneConfig& p) {
   if (!(p.normal.norm() > 0.0)) r.fail("normal", "a non-zero vector");
   r.get("restitution", p.restitution, app::unit_interval());
   r.get("friction", p.friction, app::non_negative());
+  r.get("resting_speed", p.resting_speed, app::non_negative());
 }
 
 std::filesystem::path resolve(const std::filesystem::path& base, const std::string& file) {
@@ -298,7 +300,8 @@ Scene build_scene(const SceneConfig& config, const std::filesystem::path& base,
   scene.params.gravity = config.gravity;
   scene.params.max_speed = config.max_speed;
   for (const PlaneConfig& p : config.planes)
-    scene.params.planes.push_back({p.point, p.normal.normalized(), p.restitution, p.friction});
+    scene.params.planes.push_back(
+        {p.point, p.normal.normalized(), p.restitution, p.friction, p.resting_speed});
   for (std::size_t bi = 0; bi < config.bodies.size(); ++bi) {
     const BodyConfig& bc = config.bodies[bi];
     const std::string where = "/bodies/" + std::to_string(bi);

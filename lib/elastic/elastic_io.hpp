@@ -106,6 +106,7 @@ struct PlaneConfig {
   Eigen::Vector3d normal{0.0, 1.0, 0.0};
   double restitution = 0.6;
   double friction = 0.3;
+  double resting_speed = 0.1;  ///< m/s
 };
 
 /// The whole scene; the defaults are the twisted cuboid dropped on the floor.

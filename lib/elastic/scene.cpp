@@ -49,13 +49,43 @@ void step_body(Body& b, const SceneParams& params, double h, StepTimings* timing
   }
   b.goal.resize(b.particle_count(), 3);
   particle_goals(b.regions, b.rest, b.goals, b.goal);
+  // Example residuals (BodyParams::exact_examples): g_i += R_i Σ_k w_k e_k,i − mean.
+  Eigen::RowVector3d detail_mean = Eigen::RowVector3d::Zero();
+  if (!b.detail.empty()) {
+    const int ne = b.example_count();
+    const auto columns = static_cast<std::size_t>(ne + 1);
+    const Eigen::Vector4d sum = parallel_reduce(
+        n, kParticleGrain, Eigen::Vector4d(Eigen::Vector4d::Zero()),
+        [&](std::size_t begin, std::size_t end) {
+          Eigen::Vector4d part = Eigen::Vector4d::Zero();
+          for (std::size_t i = begin; i < end; ++i) {
+            const double* w =
+                &b.weights[static_cast<std::size_t>(b.examples.region_group[i]) * columns];
+            Eigen::Vector3d e = Eigen::Vector3d::Zero();
+            for (int k = 0; k < ne; ++k) {
+              const double* d = &b.detail[(static_cast<std::size_t>(k) * n + i) * 3];
+              e += w[k + 1] * Eigen::Vector3d(d[0], d[1], d[2]);
+            }
+            const Eigen::Vector3d corr = b.frames.rotation[i] * e;
+            b.goal.row(static_cast<Eigen::Index>(i)) += corr.transpose();
+            part.head<3>() += b.mass(static_cast<Eigen::Index>(i)) * corr;
+          }
+          return part;
+        },
+        [](const Eigen::Vector4d& a, const Eigen::Vector4d& c) -> Eigen::Vector4d {
+          return a + c;
+        });
+    detail_mean = (sum.head<3>() / b.mass.sum()).transpose();
+  }
 
   // 4. Velocities (eq. 4).
   const double alpha_h = b.params.alpha / h;
   const Eigen::RowVector3d dv_gravity = h * params.gravity.transpose();
   parallel_for(n, kParticleGrain, [&](std::size_t begin, std::size_t end) {
-    for (auto i = static_cast<Eigen::Index>(begin); i < static_cast<Eigen::Index>(end); ++i)
+    for (auto i = static_cast<Eigen::Index>(begin); i < static_cast<Eigen::Index>(end); ++i) {
+      b.goal.row(i) -= detail_mean;
       b.v.row(i) += alpha_h * (b.goal.row(i) - b.x.row(i)) + dv_gravity;
+    }
   });
   if (b.params.damping > 0.0) {
     const Moments mo = parallel_reduce(
@@ -115,9 +145,10 @@ void step_body(Body& b, const SceneParams& params, double h, StepTimings* timing
         if (vn >= 0.0) continue;
         Eigen::Vector3d vt = v - vn * p.normal;
         const double speed_t = vt.norm();
-        const double dvn = (1.0 + p.restitution) * (-vn);
+        const double e = -vn > p.resting_speed ? p.restitution : 0.0;
+        const double dvn = (1.0 + e) * (-vn);
         if (speed_t > 0.0) vt *= std::max(0.0, speed_t - p.friction * dvn) / speed_t;
-        v = vt - p.restitution * vn * p.normal;
+        v = vt - e * vn * p.normal;
       }
       b.x.row(i) = x.transpose();
       b.v.row(i) = v.transpose();

@@ -9,8 +9,9 @@
 ///  3. region goals M_r = R_r S*_r (or R_r), particle goals g_i (eqs. 2-3)
 ///  4. v_i += α (g_i − x_i) / h + h g (eq. 4); damping (rigid motion kept) and drag
 ///  5. x_i += h v_i (eq. 5); planes: particles below are put back on the plane, their normal
-///     velocity reflected with the restitution and their tangential velocity reduced by
-///     Coulomb friction (μ times the normal velocity change); pinned particles reset.
+///     velocity reflected with the restitution (0 below the plane's resting_speed) and their
+///     tangential velocity reduced by Coulomb friction (μ times the normal velocity change);
+///     pinned particles reset.
 /// Bodies do not collide with each other. Every loop runs in parallel over fixed chunks, so the
 /// result is bitwise the same for any thread count.
 
@@ -29,6 +30,9 @@ struct Plane {
   Eigen::Vector3d normal = Eigen::Vector3d::UnitY();  ///< unit normal towards the free side
   double restitution = 0.6;  ///< normal velocity kept (reversed) on impact, in [0, 1]
   double friction = 0.3;     ///< Coulomb coefficient μ, >= 0
+  /// Impacts slower than this (m/s, normal component) do not bounce: resting contact. Without it
+  /// a particle at rest on the plane bounces by restitution × g h every step and never settles.
+  double resting_speed = 0.1;
 };
 
 struct SceneParams {

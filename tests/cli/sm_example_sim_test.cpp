@@ -1,0 +1,133 @@
+// sm-example-sim as a process: the default scene writes the expected cache, config errors exit 2
+// naming the key, a diverging run exits 1 naming frame and particle with the frames before it
+// readable, bad example files exit 1 naming the file, and the bytes do not depend on --threads.
+
+#include <doctest/doctest.h>
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "io/cache.hpp"
+#include "support/process.hpp"
+
+using datadyn::test::run_command;
+using datadyn::test::TempDir;
+
+namespace {
+
+const std::string kSim = std::string(DATADYN_BIN_DIR) + "/sm-example-sim";
+
+std::string file_bytes(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+}  // namespace
+
+TEST_CASE("sm-example-sim: the default scene writes the twisted cuboid's cache") {
+  TempDir dir;
+  const auto out = dir / "body.h5";
+  const auto r = run_command(kSim + " -q --frames 1-30 -o " + out.string());
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  datadyn::io::CacheReader cache(out);
+  const auto s = cache.sequence("cuboid");
+  CHECK(s.frame_count() == 30);
+  CHECK(s.point_count() == 162);  // boundary particles of the 5 x 9 x 5 lattice
+  CHECK(s.topology("triangles").rows() == 320);
+  CHECK(s.times()[1] == doctest::Approx(1.0 / 60.0));
+  const auto p = cache.sequence("cuboid_particles");
+  CHECK(p.point_count() == 225);
+  CHECK(p.topology("tetrahedra").rows() == 640);
+  CHECK(p.has("points/velocity"));
+  // Weights [F, G, K + 1]: rest and the twist, summing to 1 in every frame.
+  const auto w = cache.read_array<double>("/elastic/cuboid/weights");
+  REQUIRE(w.shape == datadyn::io::Shape{30, 1, 2});
+  for (std::size_t f = 0; f < 30; ++f)
+    CHECK(w.data[2 * f] + w.data[2 * f + 1] == doctest::Approx(1.0));
+  // Frame 1 is the initial state: the rest pose rotated 30° about z and raised 1.5 m, falling.
+  const auto x1 = p.positions(0);
+  CHECK(x1.col(1).minCoeff() > 1.5);
+  CHECK(p.positions(29).col(1).minCoeff() < x1.col(1).minCoeff());
+  const auto cfg = nlohmann::json::parse(cache.provenance().config_json);
+  CHECK(cfg["bodies"][0]["beta"] == 0.995);
+}
+
+TEST_CASE("sm-example-sim: config errors exit 2 and name the key") {
+  TempDir dir;
+  auto r = run_command(kSim + " --set bodies.0.alpha=1.5 -o " + (dir / "x.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/bodies/0/alpha: expected a number in [0, 1], got 1.5") != std::string::npos);
+  r = run_command(kSim + " --set bodies.0.beta=-1 -o " + (dir / "x.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/bodies/0/beta") != std::string::npos);
+  std::ofstream(dir / "scene.json")
+      << R"({"bodies": [{"examples": [{"type": "twist", "amount": 1}]}]})";
+  r = run_command(kSim + " -c " + (dir / "scene.json").string() + " -o " + (dir / "x.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/bodies/0/examples/0/amount: unknown key") != std::string::npos);
+  // Two identical examples without a ridge: no regularisation left, an error naming the body.
+  std::ofstream(dir / "twins.json")
+      << R"({"bodies": [{"ridge": 0, "examples": [{"type": "twist"}, {"type": "twist"}]}]})";
+  r = run_command(kSim + " -c " + (dir / "twins.json").string() + " -o " + (dir / "x.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/bodies/0: body 'cuboid': group 0: the examples are linearly dependent") !=
+        std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir / "x.h5"));
+}
+
+TEST_CASE("sm-example-sim: an example with another vertex count exits 1 naming the file") {
+  TempDir dir;
+  const auto r = run_command(kSim +
+                             " --set bodies.0.examples.0.type=file --set "
+                             "bodies.0.examples.0.file=" +
+                             std::string(DATADYN_DATA_DIR) + "/meshes/cube.node -o " +
+                             (dir / "x.h5").string());
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("cube.node: example pose has 75 vertices, body 'cuboid' has 225 particles") !=
+        std::string::npos);
+}
+
+TEST_CASE(
+    "sm-example-sim: a diverging run exits 1 naming frame and particle, earlier frames stay") {
+  TempDir dir;
+  const auto out = dir / "div.h5";
+  // A speed limit below the fall speed stands in for a blow-up: the same path as a NaN.
+  const auto r = run_command(kSim + " -q --set max_speed=2 -o " + out.string());
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("frame 14: body 'cuboid': particle") != std::string::npos);
+  CHECK(r.err.find("diverged (speed") != std::string::npos);
+  REQUIRE(std::filesystem::exists(out));
+  datadyn::io::CacheReader cache(out);
+  CHECK(cache.sequence("cuboid").frame_count() == 13);
+  CHECK(cache.sequence("cuboid_particles").frame_count() == 13);
+  CHECK(cache.shape("/elastic/cuboid/weights") == datadyn::io::Shape{13, 1, 2});
+  const auto check =
+      run_command(std::string(DATADYN_BIN_DIR) + "/dd-cache check -i " + out.string());
+  CHECK(check.exit_code == 0);
+}
+
+TEST_CASE("sm-example-sim: the same bytes for --threads 1 and 2, and shards of the frames") {
+  TempDir dir;
+  const std::string env = "cd " + dir.path().string() + " && SOURCE_DATE_EPOCH=1700000000 ";
+  // The cylinder lattice of 2,025 particles spans several parallel chunks.
+  const std::string scene =
+      " -q --frames 1-20 --set bodies.0.mesh.type=cylinder --set bodies.0.mesh.rings=5"
+      " --set bodies.0.mesh.segments=16 --set bodies.0.mesh.layers=24 -o out.h5 ";
+  for (const std::string threads : {"1", "2"}) {
+    const auto r = run_command(env + kSim + scene + "--threads " + threads + " && mv out.h5 t" +
+                               threads + ".h5");
+    REQUIRE(r.exit_code == 0);
+  }
+  CHECK(file_bytes(dir / "t1.h5") == file_bytes(dir / "t2.h5"));
+  // Shard 2/2 simulates from frame 1 and writes frames 11-20: equal to the full run's.
+  const auto r = run_command(env + kSim + scene + "--shard 2/2");
+  REQUIRE(r.exit_code == 0);
+  datadyn::io::CacheReader full(dir / "t1.h5"), part(dir / "out.h5");
+  const auto a = full.sequence("cuboid_particles"), b = part.sequence("cuboid_particles");
+  REQUIRE(b.frame_count() == 10);
+  CHECK(b.frames()[0] == 11);
+  CHECK(a.read_frame<float>("points/position", 15).data ==
+        b.read_frame<float>("points/position", 5).data);
+}
