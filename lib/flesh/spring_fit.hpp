@@ -26,8 +26,8 @@ struct SpringFitParams {
   /// Stop when a step lowers the loss by less than this fraction of it.
   double relative_tolerance = 1e-15;
   /// Frame rejection: a frame whose error (summed over vertices) after a first fit exceeds
-  /// median + reject_mads × 1.4826 MAD of all frames is left out of the loss, then the fit is
-  /// refined. 0 disables it.
+  /// median + reject_mads × 1.4826 MAD of all frames, and 10 × the median, is left out of the
+  /// loss, then the fit is refined. 0 disables it.
   double reject_mads = 25.0;
   std::size_t grain = 64;  ///< vertices per parallel chunk (fixed for determinism)
 };
