@@ -112,6 +112,16 @@ void write_json(const std::filesystem::path& path, const json& j) {
   std::filesystem::rename(tmp, path);
 }
 
+/// The subcommands run whole sequences: a frame list or a shard would silently change what the
+/// springs see, so they are refused rather than ignored.
+void refuse_frames_and_shards(const app::Context& ctx) {
+  if (ctx.frames())
+    throw UsageError("--frames: spring-fit " + ctx.command() +
+                     " works on whole sequences (the springs carry state across every frame)");
+  if (ctx.shard().count != 1)
+    throw UsageError("--shard: spring-fit " + ctx.command() + " cannot be split into shards");
+}
+
 }  // namespace
 
 void read_simulation_params(ConfigReader& r, FleshSimulationParams& p) {
@@ -189,6 +199,7 @@ void read_apply_config(ConfigReader& r, ApplyConfig& c) {
 
 void run_simulate(app::Context& ctx) {
   const auto p = ctx.config<FleshSimulationParams>(read_simulation_params);
+  refuse_frames_and_shards(ctx);
   const auto out = ctx.output("flesh_train.h5");
   if (ctx.dry_run()) {
     std::printf("would simulate %d frames of a \"%s\" motion and write %s\n", p.frames,
@@ -213,6 +224,7 @@ void run_simulate(app::Context& ctx) {
 
 void run_fit(app::Context& ctx) {
   const auto c = ctx.config<FitConfig>(read_fit_config);
+  refuse_frames_and_shards(ctx);
   const auto inputs = ctx.inputs();
   if (inputs.empty())
     throw UsageError("-i/--input: give one or more caches with sequences \"" + c.target_sequence +
@@ -297,6 +309,7 @@ void run_fit(app::Context& ctx) {
 
 void run_apply(app::Context& ctx) {
   const auto c = ctx.config<ApplyConfig>(read_apply_config);
+  refuse_frames_and_shards(ctx);
   std::optional<std::filesystem::path> springs_file, anim_file;
   for (const auto& in : ctx.inputs()) {
     io::CacheReader cache(in);

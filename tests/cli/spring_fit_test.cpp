@@ -131,6 +131,10 @@ TEST_CASE("spring-fit: mismatched or broken training data is an error naming fil
                   " --set fit.ks_max=-1 -o " + (dir / "s.h5").string());
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/fit/ks_max") != std::string::npos);
+  r = run_command(kSpringFit + " fit -q --frames 1-5 -i " + (dir / "count.h5").string() + " -o " +
+                  (dir / "s.h5").string());
+  CHECK(r.exit_code == 2);  // whole sequences only: refused, not ignored
+  CHECK(r.err.find("--frames") != std::string::npos);
   r = run_command(kSpringFit + " simulate -q --set motion.kind=dance -o " +
                   (dir / "x.h5").string());
   CHECK(r.exit_code == 2);
