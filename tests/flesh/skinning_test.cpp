@@ -3,9 +3,11 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <numbers>
 
 #include "flesh/flesh_simulation.hpp"
+#include "flesh/skin_loader_io.hpp"
 #include "flesh/skinning.hpp"
 
 using namespace datadyn;
@@ -83,4 +85,34 @@ TEST_CASE("a moving body lags behind its quasistatic target and the fit can see 
   CHECK(lag > 1e-3);  // millimetres of secondary motion
   CHECK(lag < 0.1);   // and not a blow-up
   MESSAGE("max lag " << lag << " m");
+}
+
+TEST_CASE("linear blend skinning of simple_skin.gltf matches hand-computed positions") {
+  // Khronos' SimpleSkin (Debian assimp-testmodels): a 1 x 2 strip of 10 vertices, joint 1 at
+  // the origin node translated by (0, 1, 0), joint 2 its child, both with inverse bind
+  // translation (-0.5, -1, 0); at t = 1 s joint 2 is turned 90° about z.
+  const std::filesystem::path file = "/usr/share/assimp/models/glTF2/simple_skin/simple_skin.gltf";
+  if (!std::filesystem::exists(file)) {
+    MESSAGE("assimp-testmodels not installed: skipped");
+    return;
+  }
+  const LoadedSkin skin = load_skin(file, 1.0);
+  REQUIRE(skin.rest.rows() == 10);
+  REQUIRE(skin.transforms.size() == 2);
+  for (int i = 0; i < 10; ++i) CHECK(skin.weights.row(i).sum() == doctest::Approx(1.0));
+  const Points3 x = linear_blend_skinning(skin.rest, skin.weights, skin.transforms);
+  // Find the rest vertices by position (the importer may reorder) and check by hand:
+  //   (1, 2, 0), weights (0, 1):     R90 ((1, 2) - (0.5, 1)) + (0, 1) = (-1, 1.5)
+  //   (0, 1, 0), weights (0.5, 0.5): ½ (-0.5, 1) + ½ (R90 (-0.5, 0) + (0, 1)) = (-0.25, 0.75)
+  //   (0, 0, 0), weights (1, 0):     (-0.5, 0)
+  const auto at = [&](double px, double py) -> Eigen::RowVector3d {
+    for (Eigen::Index i = 0; i < skin.rest.rows(); ++i)
+      if ((skin.rest.row(i) - Eigen::RowVector3d(px, py, 0)).norm() < 1e-6) return x.row(i);
+    FAIL("no rest vertex at " << px << ", " << py);
+    return Eigen::RowVector3d::Zero();
+  };
+  // float32 file data: 1e-6.
+  CHECK((at(1, 2) - Eigen::RowVector3d(-1.0, 1.5, 0.0)).norm() < 1e-6);
+  CHECK((at(0, 1) - Eigen::RowVector3d(-0.25, 0.75, 0.0)).norm() < 1e-6);
+  CHECK((at(0, 0) - Eigen::RowVector3d(-0.5, 0.0, 0.0)).norm() < 1e-6);
 }

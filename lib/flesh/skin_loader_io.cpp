@@ -1,0 +1,111 @@
+#include "flesh/skin_loader_io.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include <assimp/postprocess.h>
+#include <assimp/scene.h>
+#include <assimp/Importer.hpp>
+
+#include "core/errors.hpp"
+
+namespace datadyn::flesh {
+namespace {
+
+Eigen::Matrix4d to_eigen(const aiMatrix4x4& m) {
+  Eigen::Matrix4d e;
+  e << m.a1, m.a2, m.a3, m.a4, m.b1, m.b2, m.b3, m.b4, m.c1, m.c2, m.c3, m.c4, m.d1, m.d2, m.d3,
+      m.d4;
+  return e;
+}
+
+/// Index of the last key with time <= t and the blend weight towards the next one.
+template <class Key>
+std::pair<unsigned, double> bracket(const Key* keys, unsigned count, double t) {
+  if (count == 1 || t <= keys[0].mTime) return {0u, 0.0};
+  for (unsigned k = 0; k + 1 < count; ++k)
+    if (t < keys[k + 1].mTime)
+      return {k, (t - keys[k].mTime) / (keys[k + 1].mTime - keys[k].mTime)};
+  return {count - 1, 0.0};
+}
+
+Eigen::Matrix4d sample(const aiNodeAnim& ch, double ticks, const Eigen::Matrix4d& fallback) {
+  Eigen::Vector3d t = fallback.block<3, 1>(0, 3), s = Eigen::Vector3d::Ones();
+  Eigen::Quaterniond r(Eigen::Matrix3d(fallback.block<3, 3>(0, 0)));
+  if (ch.mNumPositionKeys > 0) {
+    const auto [k, w] = bracket(ch.mPositionKeys, ch.mNumPositionKeys, ticks);
+    const aiVector3D a = ch.mPositionKeys[k].mValue;
+    const aiVector3D b = ch.mPositionKeys[std::min(k + 1, ch.mNumPositionKeys - 1)].mValue;
+    t = (1 - w) * Eigen::Vector3d(a.x, a.y, a.z) + w * Eigen::Vector3d(b.x, b.y, b.z);
+  }
+  if (ch.mNumRotationKeys > 0) {
+    const auto [k, w] = bracket(ch.mRotationKeys, ch.mNumRotationKeys, ticks);
+    const aiQuaternion a = ch.mRotationKeys[k].mValue;
+    const aiQuaternion b = ch.mRotationKeys[std::min(k + 1, ch.mNumRotationKeys - 1)].mValue;
+    r = Eigen::Quaterniond(a.w, a.x, a.y, a.z).slerp(w, Eigen::Quaterniond(b.w, b.x, b.y, b.z));
+  }
+  if (ch.mNumScalingKeys > 0) {
+    const auto [k, w] = bracket(ch.mScalingKeys, ch.mNumScalingKeys, ticks);
+    const aiVector3D a = ch.mScalingKeys[k].mValue;
+    const aiVector3D b = ch.mScalingKeys[std::min(k + 1, ch.mNumScalingKeys - 1)].mValue;
+    s = (1 - w) * Eigen::Vector3d(a.x, a.y, a.z) + w * Eigen::Vector3d(b.x, b.y, b.z);
+  }
+  Eigen::Matrix4d m = Eigen::Matrix4d::Identity();
+  m.block<3, 3>(0, 0) = r.normalized().toRotationMatrix() * s.asDiagonal();
+  m.block<3, 1>(0, 3) = t;
+  return m;
+}
+
+}  // namespace
+
+LoadedSkin load_skin(const std::filesystem::path& path, double time) {
+  Assimp::Importer importer;
+  // Triangulate only: no vertex joining, so vertex i stays the file's vertex i.
+  const aiScene* scene = importer.ReadFile(path.string(), aiProcess_Triangulate);
+  if (!scene || !scene->mRootNode)
+    throw IoError(path.string() + ": cannot read the skinned mesh: " + importer.GetErrorString());
+  const aiMesh* mesh = nullptr;
+  for (unsigned m = 0; m < scene->mNumMeshes && !mesh; ++m)
+    if (scene->mMeshes[m]->mNumBones > 0) mesh = scene->mMeshes[m];
+  if (!mesh) throw IoError(path.string() + ": no skinned mesh (a mesh with bones) in the file");
+
+  LoadedSkin out;
+  out.rest.resize(mesh->mNumVertices, 3);
+  for (unsigned v = 0; v < mesh->mNumVertices; ++v)
+    out.rest.row(v) << mesh->mVertices[v].x, mesh->mVertices[v].y, mesh->mVertices[v].z;
+  out.triangles.resize(mesh->mNumFaces, 3);
+  for (unsigned f = 0; f < mesh->mNumFaces; ++f) {
+    if (mesh->mFaces[f].mNumIndices != 3)
+      throw IoError(path.string() + ": face " + std::to_string(f) + " is not a triangle");
+    for (int c = 0; c < 3; ++c) out.triangles(f, c) = static_cast<int>(mesh->mFaces[f].mIndices[c]);
+  }
+  out.weights = Eigen::MatrixXd::Zero(mesh->mNumVertices, mesh->mNumBones);
+  const aiAnimation* anim = scene->mNumAnimations > 0 ? scene->mAnimations[0] : nullptr;
+  const double ticks =
+      anim ? time * (anim->mTicksPerSecond > 0 ? anim->mTicksPerSecond : 1.0) : 0.0;
+  const auto local = [&](const aiNode* node) {
+    const Eigen::Matrix4d rest = to_eigen(node->mTransformation);
+    if (anim)
+      for (unsigned c = 0; c < anim->mNumChannels; ++c)
+        if (anim->mChannels[c]->mNodeName == node->mName)
+          return sample(*anim->mChannels[c], ticks, rest);
+    return rest;
+  };
+  for (unsigned b = 0; b < mesh->mNumBones; ++b) {
+    const aiBone* bone = mesh->mBones[b];
+    for (unsigned k = 0; k < bone->mNumWeights; ++k)
+      out.weights(bone->mWeights[k].mVertexId, b) = bone->mWeights[k].mWeight;
+    const aiNode* node = scene->mRootNode->FindNode(bone->mName);
+    if (!node)
+      throw IoError(path.string() + ": bone \"" + std::string(bone->mName.C_Str()) +
+                    "\" has no node in the scene");
+    Eigen::Matrix4d global = Eigen::Matrix4d::Identity();
+    for (const aiNode* n = node; n; n = n->mParent) global = local(n) * global;
+    Eigen::Isometry3d S;
+    S.matrix() = global * to_eigen(bone->mOffsetMatrix);
+    out.transforms.push_back(S);
+  }
+  return out;
+}
+
+}  // namespace datadyn::flesh

@@ -1,0 +1,30 @@
+#pragma once
+/// @file
+/// A skinned mesh and its skeleton animation read with assimp (glTF 2, FBX, Collada): the bind
+/// pose, the per-bone vertex weights and the skinning transforms at a time, for
+/// linear_blend_skinning / dual_quaternion_skinning (flesh/skinning.hpp).
+
+#include <filesystem>
+#include <vector>
+
+#include <Eigen/Geometry>
+
+#include "core/types.hpp"
+
+namespace datadyn::flesh {
+
+struct LoadedSkin {
+  Points3 rest;             ///< #V by 3 bind-pose positions of the first skinned mesh (file units)
+  Triangles triangles;      ///< #T by 3
+  Eigen::MatrixXd weights;  ///< #V by #B vertex weights (rows as stored; glTF rows sum to 1)
+  /// #B skinning transforms S_j = G_j(t) B_j^{-1} (global joint transform at t times the inverse
+  /// bind matrix), with G_j from the first animation sampled at t (linear keys, slerped
+  /// rotations; the node's own transform where a joint has no channel).
+  std::vector<Eigen::Isometry3d> transforms;
+};
+
+/// Loads the first skinned mesh of `path` and evaluates its first animation at `time` (s).
+/// @throws IoError naming the file if assimp cannot read it or it has no skinned mesh.
+LoadedSkin load_skin(const std::filesystem::path& path, double time);
+
+}  // namespace datadyn::flesh
