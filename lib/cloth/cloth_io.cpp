@@ -348,6 +348,7 @@ void read_cloth_config(app::ConfigReader& r, ClothConfig& c) {
   t.get("seed", seed, at_least(0));
   c.train.seed = static_cast<std::uint64_t>(seed);
   t.get("test_fraction", c.test_fraction, app::in_range(0.0, 0.9));
+  t.get("checkpoint_every", c.train.checkpoint_every, at_least(0));
   auto u = r.child("upscale");
   u.get("method", c.upscale_method);
   if (c.upscale_method != "network" && c.upscale_method != "bilinear" &&
@@ -549,17 +550,32 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
                 static_cast<long>(test.size()), out.c_str());
     return;
   }
+  auto to_model = [&](const learn::TrainResult& r) {
+    UpscaleModel m = model;
+    m.network = r.network;
+    m.input = r.input;
+    m.output = r.output;
+    m.history = r.history;
+    m.best_epoch = r.best_epoch;
+    return m;
+  };
+  // Checkpoints: the best weights so far, atomically replaced, beside the output.
+  const auto checkpoint_path = std::filesystem::path(out.string() + ".checkpoint.h5");
+  auto checkpoint = [&](const learn::TrainResult& r) {
+    io::CacheWriter w(checkpoint_path, ctx.provenance());
+    write_model(w, to_model(r));
+    w.commit();
+  };
   app::Progress progress("epoch", static_cast<std::size_t>(config.train.max_epochs));
-  auto result = learn::train_mlp(train, test, config.train, [&](const learn::EpochReport& e) {
-    progress.tick(1, "train " + format("%.3e", e.train_loss) + " test " +
-                         format("%.3e", e.test_loss) + " m^2");
-  });
+  auto result = learn::train_mlp(
+      train, test, config.train,
+      [&](const learn::EpochReport& e) {
+        progress.tick(1, "train " + format("%.3e", e.train_loss) + " test " +
+                             format("%.3e", e.test_loss) + " m^2");
+      },
+      checkpoint);
   progress.finish();
-  model.network = std::move(result.network);
-  model.input = result.input;
-  model.output = result.output;
-  model.history = result.history;
-  model.best_epoch = result.best_epoch;
+  model = to_model(result);
   spdlog::info("best epoch {} of {}{}", result.best_epoch, result.history.size(),
                result.stopped_early ? " (stopped early on a plateau)" : "");
   io::CacheWriter writer(out, ctx.provenance());

@@ -42,7 +42,7 @@ double output_mse(const Eigen::VectorXd& row_sums, const Standardizer& out, Eige
 }  // namespace
 
 TrainResult train_mlp(const Dataset& train, const Dataset& test, const TrainParams& params,
-                      const EpochCallback& on_epoch) {
+                      const EpochCallback& on_epoch, const CheckpointCallback& on_checkpoint) {
   DATADYN_CHECK_GT(train.size(), 0);
   DATADYN_CHECK_EQ(train.x.cols(), train.y.cols());
   DATADYN_CHECK_GE(params.batch_size, 1);
@@ -112,6 +112,8 @@ TrainResult train_mlp(const Dataset& train, const Dataset& test, const TrainPara
     } else {
       ++since_best;
     }
+    if (on_checkpoint && params.checkpoint_every > 0 && epoch % params.checkpoint_every == 0)
+      on_checkpoint(result);
     if (params.patience > 0 && since_best >= params.patience) {
       result.stopped_early = epoch < params.max_epochs;
       break;

@@ -27,6 +27,7 @@ struct TrainParams {
   int patience = 15;
   double min_improvement = 1e-3;  ///< relative, in [0, 1)
   std::uint64_t seed = 1;         ///< weights and batch order
+  int checkpoint_every = 0;       ///< epochs between on_checkpoint calls; 0: none
 };
 
 /// Pairs as columns: x #in by n, y #out by n (float, as the network runs).
@@ -51,11 +52,15 @@ struct TrainResult {
 
 /// Called after each epoch; may throw to cancel.
 using EpochCallback = std::function<void(const EpochReport&)>;
+struct TrainResult;
+/// Called every checkpoint_every epochs with the result so far (best weights, history).
+using CheckpointCallback = std::function<void(const TrainResult&)>;
 
 /// Trains an Mlp of sizes {#in, hidden..., #out} on `train`, reporting the loss on `test` (may be
 /// empty: then the training loss decides the plateau).
 TrainResult train_mlp(const Dataset& train, const Dataset& test, const TrainParams& params,
-                      const EpochCallback& on_epoch = {});
+                      const EpochCallback& on_epoch = {},
+                      const CheckpointCallback& on_checkpoint = {});
 
 /// MSE in output units of a trained network over a dataset (eq. 4).
 double mean_squared_error(const Mlp<float>& net, const Standardizer& in, const Standardizer& out,
