@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/errors.hpp"
+#include "flesh/skin_loader_io.hpp"
 #include "io/cache.hpp"
 
 namespace datadyn::flesh {
@@ -148,7 +149,8 @@ void read_simulation_params(ConfigReader& r, FleshSimulationParams& p) {
                {{"swing", std::string("swing")},
                 {"bounce", std::string("bounce")},
                 {"twist", std::string("twist")},
-                {"shake", std::string("shake")}});
+                {"shake", std::string("shake")},
+                {"bvh", std::string("bvh")}});
     m.get("amplitude", p.motion.amplitude, non_negative());
     m.get("frequency", p.motion.frequency, positive());
     m.get("frames", p.frames, at_least(3));
@@ -169,6 +171,22 @@ void read_simulation_params(ConfigReader& r, FleshSimulationParams& p) {
     m.get("gravity", p.gravity);
   }
   if (p.pin_radius >= p.radius) r.child("body").fail("pin_radius", "a number < body.radius");
+}
+
+void read_simulate_config(ConfigReader& r, SimulateConfig& c) {
+  read_simulation_params(r, c.sim);
+  auto m = r.child("motion");
+  m.get("file", c.motion_file.file);
+  m.get("root", c.motion_file.root);
+  m.get("joints", c.motion_file.joints);
+  m.get("scale", c.motion_file.scale, positive());
+  m.get("start", c.motion_file.start, non_negative());
+  if (c.sim.motion.kind == "bvh") {
+    if (c.motion_file.file.empty()) m.fail("file", "a motion file (BVH) for kind \"bvh\"");
+    if (c.motion_file.joints.size() != c.sim.chain.lengths.size())
+      m.fail("joints", "one joint name per bone (" + std::to_string(c.sim.chain.lengths.size()) +
+                           ", as bones.lengths)");
+  }
 }
 
 void read_fit_config(ConfigReader& r, FitConfig& c) {
@@ -198,8 +216,12 @@ void read_apply_config(ConfigReader& r, ApplyConfig& c) {
 }
 
 void run_simulate(app::Context& ctx) {
-  const auto p = ctx.config<FleshSimulationParams>(read_simulation_params);
+  const auto c = ctx.config<SimulateConfig>(read_simulate_config);
   refuse_frames_and_shards(ctx);
+  FleshSimulationParams p = c.sim;
+  if (p.motion.kind == "bvh")
+    p.motion = load_chain_motion(c.motion_file.file, c.motion_file.root, c.motion_file.joints,
+                                 c.motion_file.scale, c.motion_file.start, p.frame_rate, p.frames);
   const auto out = ctx.output("flesh_train.h5");
   if (ctx.dry_run()) {
     std::printf("would simulate %d frames of a \"%s\" motion and write %s\n", p.frames,
@@ -212,7 +234,7 @@ void run_simulate(app::Context& ctx) {
   spdlog::info("simulated {} tet vertices, {} tets, {} pinned; {} surface vertices", r.tet_vertices,
                r.tets, r.pinned, r.rest.rows());
   io::CacheWriter w(out, ctx.provenance());
-  const io::Attributes attrs = {{"motion", p.motion.kind},
+  const io::Attributes attrs = {{"motion", c.sim.motion.kind},
                                 {"amplitude", p.motion.amplitude},
                                 {"frequency", p.motion.frequency}};
   write_points_sequence(w, "skinned", p.frame_rate, r.skinned, r.times, r.rest, r.triangles, attrs);

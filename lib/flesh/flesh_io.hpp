@@ -22,6 +22,20 @@ namespace datadyn::flesh {
 /// Config keys of `spring-fit simulate` (see docs/tools/spring-fit.md).
 void read_simulation_params(app::ConfigReader& r, FleshSimulationParams& p);
 
+/// motion.kind = "bvh": the chain follows joints of a motion-capture file (load_chain_motion).
+struct MotionFileConfig {
+  std::string file;  ///< BVH (or any skeleton animation assimp reads)
+  std::string root = "Hips";
+  std::vector<std::string> joints = {"LowerBack", "Spine", "Spine1"};  ///< one per bone
+  double scale = 0.056444;  ///< file units to metres (CMU captures: inches / 0.45)
+  double start = 0.0;       ///< s into the capture
+};
+struct SimulateConfig {
+  FleshSimulationParams sim;
+  MotionFileConfig motion_file;
+};
+void read_simulate_config(app::ConfigReader& r, SimulateConfig& c);
+
 /// Config keys of `spring-fit fit`.
 struct FitConfig {
   SpringFitParams fit;

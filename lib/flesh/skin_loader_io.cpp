@@ -108,4 +108,53 @@ LoadedSkin load_skin(const std::filesystem::path& path, double time) {
   return out;
 }
 
+ChainMotion load_chain_motion(const std::filesystem::path& path, const std::string& root,
+                              const std::vector<std::string>& joints, double scale, double start,
+                              double frame_rate, int frames) {
+  Assimp::Importer importer;
+  const aiScene* scene = importer.ReadFile(path.string(), 0);
+  if (!scene || !scene->mRootNode)
+    throw IoError(path.string() + ": cannot read the motion: " + importer.GetErrorString());
+  if (scene->mNumAnimations == 0) throw IoError(path.string() + ": no animation in the file");
+  const aiAnimation* anim = scene->mAnimations[0];
+  const double tps = anim->mTicksPerSecond > 0 ? anim->mTicksPerSecond : 1.0;
+  const auto find = [&](const std::string& name) {
+    const aiNode* n = scene->mRootNode->FindNode(name.c_str());
+    if (!n) throw IoError(path.string() + ": no joint \"" + name + "\" in the skeleton");
+    return n;
+  };
+  const auto local = [&](const aiNode* node, double ticks) {
+    const Eigen::Matrix4d rest = to_eigen(node->mTransformation);
+    for (unsigned c = 0; c < anim->mNumChannels; ++c)
+      if (anim->mChannels[c]->mNodeName == node->mName)
+        return sample(*anim->mChannels[c], ticks, rest);
+    return rest;
+  };
+  const aiNode* root_node = find(root);
+  std::vector<const aiNode*> joint_nodes;
+  for (const auto& j : joints) joint_nodes.push_back(find(j));
+  ChainMotion motion;
+  motion.kind = "keyframes";
+  Eigen::Vector3d origin = Eigen::Vector3d::Zero();
+  for (int f = 0; f < frames; ++f) {
+    const double t = start + f / frame_rate;
+    const double ticks = std::min(t * tps, anim->mDuration);
+    Eigen::Matrix4d global = Eigen::Matrix4d::Identity();
+    for (const aiNode* n = root_node; n; n = n->mParent) global = local(n, ticks) * global;
+    if (!global.allFinite())
+      throw IoError(path.string() + ": frame at " + std::to_string(t) + " s is not finite");
+    ChainKeyframe k;
+    k.time = f / frame_rate;
+    const Eigen::Vector3d p = scale * global.block<3, 1>(0, 3);
+    if (f == 0) origin = p;
+    k.root = p - origin;
+    k.root_rotation = Eigen::Quaterniond(Eigen::Matrix3d(global.block<3, 3>(0, 0))).normalized();
+    for (const aiNode* n : joint_nodes)
+      k.joints.push_back(
+          Eigen::Quaterniond(Eigen::Matrix3d(local(n, ticks).block<3, 3>(0, 0))).normalized());
+    motion.keyframes.push_back(std::move(k));
+  }
+  return motion;
+}
+
 }  // namespace datadyn::flesh

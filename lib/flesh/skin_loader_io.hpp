@@ -5,11 +5,13 @@
 /// linear_blend_skinning / dual_quaternion_skinning (flesh/skinning.hpp).
 
 #include <filesystem>
+#include <string>
 #include <vector>
 
 #include <Eigen/Geometry>
 
 #include "core/types.hpp"
+#include "flesh/skinning.hpp"
 
 namespace datadyn::flesh {
 
@@ -26,5 +28,14 @@ struct LoadedSkin {
 /// Loads the first skinned mesh of `path` and evaluates its first animation at `time` (s).
 /// @throws IoError naming the file if assimp cannot read it or it has no skinned mesh.
 LoadedSkin load_skin(const std::filesystem::path& path, double time);
+
+/// A bone-chain animation from a skeleton animation file (BVH motion capture, e.g. the CMU
+/// captures): `root`'s global placement drives the chain's root (translation relative to the
+/// first sample, times `scale`), and the local rotations of `joints` (one per chain bone) drive
+/// the bones. Sampled every 1/frame_rate s from `start` for `frames` samples (held at the end).
+/// @throws IoError naming the file if it does not parse, has no animation, or lacks a joint.
+ChainMotion load_chain_motion(const std::filesystem::path& path, const std::string& root,
+                              const std::vector<std::string>& joints, double scale, double start,
+                              double frame_rate, int frames);
 
 }  // namespace datadyn::flesh

@@ -33,6 +33,27 @@ std::vector<Eigen::Isometry3d> chain_pose(const BoneChain& chain, const ChainMot
                                           double t) {
   const double w = 2.0 * std::numbers::pi * motion.frequency, A = motion.amplitude;
   const std::size_t B = chain.lengths.size();
+  if (motion.kind == "keyframes") {
+    const auto& K = motion.keyframes;
+    DATADYN_CHECK(!K.empty());
+    std::size_t k = 0;
+    while (k + 1 < K.size() && K[k + 1].time <= t) ++k;
+    const ChainKeyframe& a = K[k];
+    const ChainKeyframe& b = K[std::min(k + 1, K.size() - 1)];
+    const double s = b.time > a.time ? std::clamp((t - a.time) / (b.time - a.time), 0.0, 1.0) : 0.0;
+    DATADYN_CHECK_EQ(a.joints.size(), B);
+    std::vector<Eigen::Isometry3d> pose(B);
+    Eigen::Isometry3d T = translation(chain.base + (1 - s) * a.root + s * b.root);
+    T.linear() = a.root_rotation.slerp(s, b.root_rotation).toRotationMatrix();
+    for (std::size_t j = 0; j < B; ++j) {
+      if (j > 0) T = T * translation(Eigen::Vector3d(0.0, chain.lengths[j - 1], 0.0));
+      Eigen::Isometry3d R = Eigen::Isometry3d::Identity();
+      R.linear() = a.joints[j].slerp(s, b.joints[j]).toRotationMatrix();
+      T = T * R;
+      pose[j] = T;
+    }
+    return pose;
+  }
   Eigen::Vector3d root = chain.base;
   Eigen::Isometry3d root_rot = Eigen::Isometry3d::Identity();
   std::vector<double> bend(B, 0.0);

@@ -23,12 +23,25 @@ struct BoneChain {
 
 /// A procedural animation of the chain: root translation and rotation plus joint bends.
 /// `kind` is "swing" (side to side with bends), "bounce" (vertical hops), "twist" (turns about
-/// y with forward bends) or "shake" (stop-and-go side shakes). The same kind, amplitude and
+/// y with forward bends), "shake" (stop-and-go side shakes) or "keyframes" (sampled poses, e.g.
+/// motion capture). The same kind, amplitude and
 /// frequency always give the same poses.
+/// One sampled pose of a chain (e.g. from motion capture): root placement and each bone's
+/// rotation relative to its parent bone.
+struct ChainKeyframe {
+  double time = 0.0;                                                  ///< s
+  Eigen::Vector3d root = Eigen::Vector3d::Zero();                     ///< m, added to base
+  Eigen::Quaterniond root_rotation = Eigen::Quaterniond::Identity();  ///< of the whole chain
+  std::vector<Eigen::Quaterniond> joints;                             ///< #B local rotations
+};
+
 struct ChainMotion {
   std::string kind = "swing";
   double amplitude = 0.15;  ///< metres of root travel; joint angles scale with it (rad per m)
   double frequency = 1.0;   ///< Hz
+  /// kind "keyframes": poses sampled at increasing times, interpolated linearly (slerp for
+  /// rotations) and held outside their range.
+  std::vector<ChainKeyframe> keyframes;
 };
 
 /// World transforms of the bones at time t (s): #B rigid transforms, bone j's frame at its base.

@@ -154,3 +154,36 @@ TEST_CASE("spring-fit: fitted springs are the same on 1 and 2 threads") {
   CHECK(a.read_array<double>("/springs/ks").data == b.read_array<double>("/springs/ks").data);
   CHECK(a.read_array<double>("/springs/kd").data == b.read_array<double>("/springs/kd").data);
 }
+
+TEST_CASE("spring-fit: simulate follows a CMU motion capture; a broken BVH names file and line") {
+  const std::string bvh = "/usr/share/assimp/models/BVH/01_01.bvh";
+  if (!std::filesystem::exists(bvh)) {
+    MESSAGE("assimp-testmodels not installed: skipped");
+    return;
+  }
+  TempDir dir;
+  auto r = run_command(kSpringFit + " simulate" + kSmall +
+                       " --set motion.kind=bvh --set motion.file=" + bvh + " -o " +
+                       (dir / "bvh.h5").string());
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  {
+    datadyn::io::CacheReader c(dir / "bvh.h5");
+    const auto s = c.sequence("skinned");
+    // The capture walks: the skinned body travels, unlike a body at rest.
+    CHECK((s.positions(44) - s.positions(0)).cwiseAbs().maxCoeff() > 0.05);
+  }
+  std::ofstream(dir / "broken.bvh") << "HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n CHANNELS 6 "
+                                       "Xposition Yposition Zposition Zrotation Yrotation "
+                                       "Xrotation\n End Site\n {\n OFFSET 0 1 0\n }\n}\nMOTION\n"
+                                       "Frames: 2\nFrame Time: 0.1\n0 0 0 0 0 0\n0 0 0\n";
+  r = run_command(kSpringFit + " simulate -q --set motion.kind=bvh --set bones.lengths=0.9" +
+                  " --set motion.joints=Hips --set motion.file=" + (dir / "broken.bvh").string() +
+                  " -o " + (dir / "x.h5").string());
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("broken.bvh:") != std::string::npos);  // assimp names the line
+  CHECK(!std::filesystem::exists(dir / "x.h5"));
+  r = run_command(kSpringFit + " simulate -q --set motion.kind=bvh -o " + (dir / "x.h5").string());
+  CHECK(r.exit_code == 2);  // kind bvh without a file
+  CHECK(r.err.find("/motion/file") != std::string::npos);
+}
