@@ -51,8 +51,11 @@ RotationExtraction rotation_warm_started(const Eigen::Matrix3d& A, Eigen::Quater
     const double step = delta.norm();
     result.iterations = it + 1;
     result.last_step = step;
-    if (!(step <= 0.5)) break;
-    if (step == 0.0) return result;  // too far (or NaN): the linearisation is not trustworthy
+    if (!std::isfinite(step)) break;
+    if (step == 0.0) return result;
+    // Far from the answer the linearisation overshoots: a damped step of at most 0.5 rad along
+    // the Newton direction (H positive definite makes it an ascent direction of tr(RᵀA)).
+    if (step > 0.5) delta *= 0.5 / step;
     // Rotation by ~δ (second order accurate; exact at the fixed point δ = 0).
     q = q * Eigen::Quaterniond(1.0, 0.5 * delta.x(), 0.5 * delta.y(), 0.5 * delta.z());
     q.normalize();

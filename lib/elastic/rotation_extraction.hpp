@@ -25,16 +25,19 @@ struct RotationExtraction {
 /// Newton's method on SO(3): with B = R^T A, b = axial(B - B^T) / 2 and H = tr(S) I - S
 /// (S = (B + B^T) / 2), the step δ = 2 H^-1 b solves the linearised condition skew(e^{-[δ]} B) = 0
 /// (for symmetric S, S[δ] + [δ]S = [(tr(S) I - S) δ]); R <- R (1, δ/2) normalised. It converges
-/// quadratically near the answer, so it stops after a step δ with δ² below `tolerance` (the
-/// error left is of order δ²), or when the steps stall at rounding level. When H is not positive
-/// definite (R more than 90° from the answer, or A near rank 1) or after `max_iterations` steps
-/// without reaching `tolerance`, the rotation is taken from core/polar_decomposition (SVD) instead.
+/// quadratically near the answer (steps are limited to 0.5 rad further away), so it stops after a
+/// step δ with δ² below `tolerance` (the error left is of order δ²), or when the steps stall at
+/// rounding level. When H is not positive definite (R more than 90° from the answer, or A near rank
+/// 1) or after `max_iterations` steps without reaching `tolerance`, the rotation is taken from
+/// core/polar_decomposition (SVD) instead.
 /// @param A 3 by 3 matrix (dimensionless here: the deformation gradient of a region, eq. 1).
 /// @param q in: the previous rotation (warm start); out: the new one, unit length.
-/// @param tolerance angle (radians) the rotation is accurate to when the iteration stops.
+/// @param tolerance angle (radians) the rotation is accurate to when the iteration stops. The
+///   default, 1e-10 rad, is far below anything visible and usually takes one or two steps from
+///   the previous time step's rotation.
 /// @param max_iterations Newton steps before the SVD fallback.
 /// @pre A finite.
 RotationExtraction rotation_warm_started(const Eigen::Matrix3d& A, Eigen::Quaterniond& q,
-                                         double tolerance = 1e-14, int max_iterations = 8);
+                                         double tolerance = 1e-10, int max_iterations = 8);
 
 }  // namespace datadyn::elastic

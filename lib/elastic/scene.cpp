@@ -66,7 +66,7 @@ void step_body(Body& b, const SceneParams& params, double h, StepTimings* timing
               const double* d = &b.detail[(static_cast<std::size_t>(k) * n + i) * 3];
               e += w[k + 1] * Eigen::Vector3d(d[0], d[1], d[2]);
             }
-            const Eigen::Vector3d corr = b.frames.rotation[i] * e;
+            const Eigen::Vector3d corr = b.frames.rotation_matrix[i] * e;
             b.goal.row(static_cast<Eigen::Index>(i)) += corr.transpose();
             part.head<3>() += b.mass(static_cast<Eigen::Index>(i)) * corr;
           }

@@ -109,6 +109,7 @@ RegionFrames rest_frames(const RegionSet& regions) {
   RegionFrames f;
   f.centre = regions.rest_centre;
   f.rotation.assign(m, Eigen::Quaterniond::Identity());
+  f.rotation_matrix.assign(m, Eigen::Matrix3d::Identity());
   f.strain.assign(kStrainSize * m, 0.0);
   for (std::size_t r = 0; r < m; ++r)
     f.strain[kStrainSize * r] = f.strain[kStrainSize * r + 1] = f.strain[kStrainSize * r + 2] = 1.0;
@@ -120,6 +121,7 @@ void match_regions(const RegionSet& regions, const Eigen::Ref<const Points3>& x,
   const auto m = static_cast<std::size_t>(regions.region_count());
   frames.centre.resize(m);
   frames.rotation.resize(m, Eigen::Quaterniond::Identity());
+  frames.rotation_matrix.resize(m);
   frames.strain.resize(kStrainSize * m);
   const std::size_t chunks = (m + kRegionGrain - 1) / kRegionGrain;
   std::vector<int> fallbacks(chunks, 0);
@@ -152,6 +154,7 @@ void match_regions(const RegionSet& regions, const Eigen::Ref<const Points3>& x,
         if (rotation_warm_started(A, frames.rotation[r]).used_svd) ++svd;
         R = frames.rotation[r].toRotationMatrix();
       }
+      frames.rotation_matrix[r] = R;
       store_strain(R.transpose() * A, &frames.strain[kStrainSize * r]);
     }
     fallbacks[begin / kRegionGrain] = svd;
@@ -172,7 +175,7 @@ void plain_goals(const RegionSet& regions, const RegionFrames& frames, RegionGoa
   goals.translation.resize(m);
   parallel_for(m, kRegionGrain, [&](std::size_t begin, std::size_t end) {
     for (std::size_t r = begin; r < end; ++r) {
-      goals.linear[r] = frames.rotation[r].toRotationMatrix();
+      goals.linear[r] = frames.rotation_matrix[r];
       goals.translation[r] = frames.centre[r] - goals.linear[r] * regions.rest_centre[r];
     }
   });
@@ -186,7 +189,7 @@ void example_goals(const RegionSet& regions, const RegionFrames& frames,
   parallel_for(m, kRegionGrain, [&](std::size_t begin, std::size_t end) {
     for (std::size_t r = begin; r < end; ++r) {
       goals.linear[r].noalias() =
-          frames.rotation[r].toRotationMatrix() * strain_matrix(&projected_strain[kStrainSize * r]);
+          frames.rotation_matrix[r] * strain_matrix(&projected_strain[kStrainSize * r]);
       goals.translation[r] = frames.centre[r] - goals.linear[r] * regions.rest_centre[r];
     }
   });

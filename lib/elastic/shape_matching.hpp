@@ -74,10 +74,11 @@ RegionSet one_ring_regions(const Points3& rest, const Tets& tets, const Eigen::V
 
 /// The per-region state shape matching computes from the current positions.
 struct RegionFrames {
-  std::vector<Eigen::Vector3d> centre;       ///< M current centres c_r (metres)
-  std::vector<Eigen::Quaterniond> rotation;  ///< M rotations R_r (warm start of the next step)
-  std::vector<double> strain;                ///< 6 M strains S_r = sym(R_rᵀ A_r), dimensionless
-  int svd_fallbacks = 0;                     ///< regions whose rotation needed the SVD
+  std::vector<Eigen::Vector3d> centre;           ///< M current centres c_r (metres)
+  std::vector<Eigen::Quaterniond> rotation;      ///< M rotations R_r (warm start of the next step)
+  std::vector<Eigen::Matrix3d> rotation_matrix;  ///< the same M rotations as matrices
+  std::vector<double> strain;  ///< 6 M strains S_r = sym(R_rᵀ A_r), dimensionless
+  int svd_fallbacks = 0;       ///< regions whose rotation needed the SVD
 };
 
 /// Frames of the rest pose: c_r = c0_r, R_r = I, S_r = I.

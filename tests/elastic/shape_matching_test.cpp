@@ -33,11 +33,15 @@ TEST_CASE("warm-started rotation matches the SVD polar rotation") {
     const PolarDecomposition pd = polar_decomposition(A);
     Eigen::Quaterniond q(
         pd.R * Eigen::AngleAxisd(0.3, Eigen::Vector3d(n(rng), n(rng), n(rng)).normalized()));
+    Eigen::Quaterniond tight = q;
     const RotationExtraction r = rotation_warm_started(A, q);
     fallbacks += r.used_svd;
     INFO("trial " << trial << ", det A = " << A.determinant());
-    // 1e-12: Newton stops when the remaining angle error is below sqrt(1e-14) squared.
-    CHECK((q.toRotationMatrix() - pd.R).norm() < 1e-12);
+    // The default tolerance: 1e-10 rad (a few times that in the Frobenius norm of R).
+    CHECK((q.toRotationMatrix() - pd.R).norm() < 1e-9);
+    // A tight tolerance reaches rounding level.
+    rotation_warm_started(A, tight, 1e-20);
+    CHECK((tight.toRotationMatrix() - pd.R).norm() < 1e-13);
     CHECK(q.toRotationMatrix().determinant() == doctest::Approx(1.0).epsilon(1e-14));
   }
   CHECK(fallbacks < 20);  // the warm start does the work; the SVD is the exception
