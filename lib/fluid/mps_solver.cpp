@@ -15,6 +15,7 @@ namespace {
 
 constexpr std::size_t kGrain = 256;
 constexpr double kDim = 2.0;
+constexpr double kMinCorrectionEigenvalue = 0.5;
 
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) {
@@ -318,8 +319,9 @@ void MpsSolver::number_density() {
       if (params_.gradient_correction) {
         // C_i = [(d/n0) Σ_j w r_ij ⊗ r_ij / |r_ij|²]⁻¹ makes the gradient exact for linear fields
         // on any particle arrangement (Khayyer & Gotoh 2011, eq. 14). C_i = I on a perfect
-        // lattice; where the neighbourhood is too sparse or one-sided (det < 1/4, e.g. splashes)
-        // the plain gradient is kept (C_i = I).
+        // lattice. Where the neighbourhood is sparse or one-sided (splashes, the free surface) the
+        // moment matrix is near singular and its inverse would amplify the gradient: below a
+        // smallest eigenvalue of 1/2 (at most 2x amplification) the plain gradient is kept.
         double cxx = 0, cxy = 0, cyy = 0;
         for (int e = base; e < base + ng; ++e) {
           const std::size_t s = static_cast<std::size_t>(e);
@@ -333,7 +335,9 @@ void MpsSolver::number_density() {
         cxy *= scale;
         cyy *= scale;
         const double det = cxx * cyy - cxy * cxy;
-        if (det > 0.25) {
+        const double lmin =
+            0.5 * (cxx + cyy) - std::sqrt(0.25 * (cxx - cyy) * (cxx - cyy) + cxy * cxy);
+        if (lmin > kMinCorrectionEigenvalue) {
           correction_(ii, 0) = cyy / det;
           correction_(ii, 1) = -cxy / det;
           correction_(ii, 2) = cxx / det;
@@ -554,6 +558,36 @@ void MpsSolver::correct(double dt) {
   });
 }
 
+int MpsSolver::keep_inside() {
+  // Fluid particles that slipped into a wall (between two wall particles, where neither the wall
+  // pressure nor the collision model holds them) are put back a quarter spacing inside the water
+  // and lose their velocity into the wall (restitution as in the collision model). Particles
+  // deeper than leak_depth are left for check() to report.
+  const double leak = params_.leak_depth * l0_;
+  const double e = params_.restitution;
+  return parallel_reduce(
+      nf_, kGrain, 0,
+      [&](std::size_t b0, std::size_t b1) {
+        int count = 0;
+        for (std::size_t i = b0; i < b1; ++i) {
+          const Eigen::Index ii = static_cast<Eigen::Index>(i);
+          const Eigen::Vector2d p = pos_.row(ii).transpose();
+          if (!p.allFinite() || tank_.contains(p)) continue;
+          Eigen::Vector2d q;
+          if (!tank_.nearest_wet_point(p, leak, q)) continue;
+          const double d = (q - p).norm();
+          if (!(d > 0)) continue;
+          const Eigen::Vector2d n = (q - p) / d;  // into the water
+          pos_.row(ii) = (q + 0.25 * l0_ * n).transpose();
+          const double vn = vel_.row(ii).dot(n.transpose());
+          if (vn < 0) vel_.row(ii) -= (1.0 + e) * vn * n.transpose();
+          ++count;
+        }
+        return count;
+      },
+      [](int a, int b) { return a + b; });
+}
+
 StepResult MpsSolver::check(double dt) const {
   // One deterministic reduction: the first (lowest given index) non-finite particle, the first
   // leaked particle, and the fastest particle (ties: lowest index).
@@ -680,12 +714,14 @@ StepResult MpsSolver::step(double dt) {
   timing_.ppe_iterations += pr.iterations;
 
   correct(dt);
+  const int pushed = keep_inside();
   time_ += dt;
   StepResult r = check(dt);
   r.iterations = pr.iterations;
   r.residual = pr.residual;
   r.unknowns = pr.unknowns;
   r.neighbor_rebuild = rebuilt;
+  r.wall_corrections = pushed;
   if (pr.status == StepStatus::NonFinite ||
       (r.status == StepStatus::Ok && pr.status != StepStatus::Ok)) {
     r.status = pr.status;

@@ -163,6 +163,22 @@ double Tank::depth(const Eigen::Vector2d& p, double search) const {
   return found ? std::sqrt(best) : std::numeric_limits<double>::infinity();
 }
 
+bool Tank::nearest_wet_point(const Eigen::Vector2d& p, double search, Eigen::Vector2d& out) const {
+  DATADYN_CHECK_LE(search, sample_grid_.cell_size());
+  double best = search * search;
+  int found = -1;
+  sample_grid_.for_each_candidate_slot(p, [&](int k) {
+    const double d2 = (samples_.row(k).transpose() - p).squaredNorm();
+    if (d2 < best) {
+      best = d2;
+      found = k;
+    }
+  });
+  if (found < 0) return false;
+  out = samples_.row(found).transpose();
+  return true;
+}
+
 Points2 Tank::lattice_points(const std::function<bool(const Eigen::Vector2d&)>& region,
                              double max_y) const {
   const int i1 = static_cast<int>(std::ceil((max_.x() - min_.x()) / l0_));

@@ -76,6 +76,9 @@ class Tank {
   /// the water), accurate to l0 / 16; 0 for points in Ω; infinity beyond `search` (metres, <=
   /// (wall_layers + dummy_layers + 1) l0).
   double depth(const Eigen::Vector2d& p, double search) const;
+  /// The point of the wetted boundary nearest to p (accurate to l0 / 16), if one lies within
+  /// `search` (metres, <= depth_search()).
+  bool nearest_wet_point(const Eigen::Vector2d& p, double search, Eigen::Vector2d& out) const;
   /// The largest `search` depth() accepts: (wall_layers + dummy_layers + 1) l0.
   double depth_search() const { return sample_grid_.cell_size(); }
 

@@ -98,7 +98,7 @@ TEST_CASE("failures are statuses naming the particle") {
     MpsParams p;
     p.time_step = TimeStepMode::Fixed;
     Points2 v = s.water.velocity;
-    v(5, 0) = 8.0;  // 8 m/s * 2e-3 s = 0.8 l0 per step
+    v(5, 0) = 12.0;  // 12 m/s * 2e-3 s = 1.2 l0 per step
     MpsSolver solver(s.tank, p, s.water.position, v);
     const StepResult r = solver.step(2e-3);
     CHECK(r.status == StepStatus::CourantExceeded);

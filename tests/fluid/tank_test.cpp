@@ -108,7 +108,7 @@ TEST_CASE("tank shape errors name the problem") {
   CHECK(tank_shape_error(s).empty());
 }
 
-TEST_CASE("initial water: column plus still layer on the lattice; a column outside is an error") {
+TEST_CASE("initial water: column plus still layer on the lattice, a column outside is an error") {
   Scene scene;
   scene.tank.vertices = {{0, 0}, {1, 0}, {1, 0.6}, {0, 0.6}};
   scene.l0 = 0.025;

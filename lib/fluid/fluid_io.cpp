@@ -1,0 +1,519 @@
+#include "fluid/fluid_io.hpp"
+
+#include <tbb/task_arena.h>
+#include <tbb/task_group.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <exception>
+#include <limits>
+#include <mutex>
+#include <thread>
+
+#include <spdlog/spdlog.h>
+
+#include "app/progress.hpp"
+#include "core/errors.hpp"
+
+namespace datadyn::fluid {
+
+namespace {
+
+using app::ConfigReader;
+using app::json;
+
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+// --- JSON helpers for the free-form geometry keys ------------------------------------------------
+
+json to_json(const Eigen::Vector2d& v) {
+  return json::array({v.x(), v.y()});
+}
+json to_json(const Polygon& poly) {
+  json a = json::array();
+  for (const auto& v : poly) a.push_back(to_json(v));
+  return a;
+}
+
+/// A value given by --set arrives as text: parse it as JSON when it looks like it.
+json parsed(const json& j) {
+  if (j.is_string()) {
+    json p = json::parse(j.get<std::string>(), nullptr, false, true);
+    if (!p.is_discarded()) return p;
+  }
+  return j;
+}
+
+bool point_from_json(const json& j, Eigen::Vector2d& out) {
+  if (!j.is_array() || j.size() != 2 || !j[0].is_number() || !j[1].is_number()) return false;
+  out = {j[0].get<double>(), j[1].get<double>()};
+  return out.allFinite();
+}
+
+bool polygon_from_json(const json& j, Polygon& out) {
+  if (!j.is_array() || j.size() < 3) return false;
+  Polygon poly(j.size());
+  for (std::size_t i = 0; i < j.size(); ++i)
+    if (!point_from_json(j[i], poly[i])) return false;
+  out = std::move(poly);
+  return true;
+}
+
+void read_polygon(ConfigReader& r, const std::string& key, Polygon& poly) {
+  json j = to_json(poly);
+  r.get_json(key, j);
+  if (!polygon_from_json(parsed(j), poly))
+    r.fail(key, "a list of at least 3 [x, y] points (metres)");
+}
+
+// --- Params
+// ----------------------------------------------------------------------------------------
+
+void read_solver(ConfigReader& r, MpsParams& p) {
+  using namespace app;
+  r.get("density", p.density, positive());
+  r.get("viscosity", p.viscosity, non_negative());
+  r.get("gravity", p.gravity);
+  r.get_enum("source_term", p.source_term,
+             {{"mixed", SourceTerm::Mixed}, {"density", SourceTerm::Density}});
+  r.get("relaxation", p.relaxation, {0.0, 1.0, true, false});
+  r.get("compressibility", p.compressibility, non_negative());
+  r.get("gradient_correction", p.gradient_correction);
+  r.get("re_density", p.re_density, {1.0, 4.0, true, false});
+  r.get("re_laplacian", p.re_laplacian, {1.0, 5.0, true, false});
+  if (p.re_laplacian < p.re_density)
+    r.fail("re_laplacian", "a number >= re_density (" + num(p.re_density) + ")");
+  r.get("surface_threshold", p.surface_threshold, {0.0, 1.0, true, true});
+  r.get("collision_distance", p.collision_distance, {0.0, 1.0, false, false});
+  r.get("restitution", p.restitution, unit_interval());
+  r.get_enum("time_step", p.time_step,
+             {{"courant", TimeStepMode::Courant}, {"fixed", TimeStepMode::Fixed}});
+  r.get("dt", p.dt, positive());
+  r.get("courant", p.courant, {0.0, 1.0, true, false});
+  r.get("courant_max", p.courant_max, positive());
+  if (p.courant_max < p.courant)
+    r.fail("courant_max", "a number >= courant (" + num(p.courant) + ")");
+  r.get("dt_min", p.dt_min, positive());
+  r.get("ppe_tolerance", p.ppe_tolerance, {0.0, 1.0, true, true});
+  r.get("ppe_max_iterations", p.ppe_max_iterations, at_least(1));
+  r.get("leak_depth", p.leak_depth, positive());
+}
+
+void read_tank(ConfigReader& r, TankShape& t) {
+  read_polygon(r, "vertices", t.vertices);
+  r.get("open_top", t.open_top);
+  json j = json::array();
+  for (const auto& o : t.obstacles) j.push_back(to_json(o));
+  r.get_json("obstacles", j);
+  j = parsed(j);
+  std::vector<Polygon> obstacles;
+  bool ok = j.is_array();
+  for (std::size_t k = 0; ok && k < j.size(); ++k) {
+    Polygon poly;
+    ok = polygon_from_json(j[k], poly);
+    obstacles.push_back(std::move(poly));
+  }
+  if (!ok) r.fail("obstacles", "a list of polygons, each a list of at least 3 [x, y] points");
+  t.obstacles = std::move(obstacles);
+  if (const std::string e = tank_shape_error(t); !e.empty())
+    r.fail("vertices", "a valid tank (" + e + ")");
+}
+
+void read_column(ConfigReader& r, WaterColumn& c) {
+  using namespace app;
+  r.get("x", c.x);
+  r.get("bottom", c.bottom);
+  r.get("width", c.width, positive());
+  r.get("height", c.height, positive());
+  r.get("velocity", c.velocity);
+}
+
+void read_scene(ConfigReader& r, Scene& s) {
+  using namespace app;
+  r.get("l0", s.l0, positive());
+  r.get("duration", s.duration, positive());
+  r.get("frame_rate", s.frame_rate, positive());
+  r.get("water_level", s.water_level, non_negative());
+  r.get("wall_layers", s.wall_layers, in_range(1, 4));
+  r.get("dummy_layers", s.dummy_layers, in_range(0, 4));
+  ConfigReader tank = r.child("tank");
+  read_tank(tank, s.tank);
+  ConfigReader column = r.child("column");
+  read_column(column, s.column);
+}
+
+void read_sweep(ConfigReader& r, Sweep& s) {
+  using namespace app;
+  r.get("heights", s.heights, positive());
+  ConfigReader range = r.child("height_range");
+  range.get("from", s.height_from, positive());
+  range.get("to", s.height_to, positive());
+  range.get("count", s.height_count, at_least(1));
+  r.get("widths", s.widths, positive());
+  json j = json::array();
+  for (const auto& v : s.velocities) j.push_back(to_json(v));
+  r.get_json("velocities", j);
+  j = parsed(j);
+  std::vector<Eigen::Vector2d> v;
+  bool ok = j.is_array();
+  for (std::size_t k = 0; ok && k < j.size(); ++k) {
+    Eigen::Vector2d u;
+    ok = point_from_json(j[k], u);
+    v.push_back(u);
+  }
+  if (!ok) r.fail("velocities", "a list of [vx, vy] velocities (m/s)");
+  s.velocities = std::move(v);
+}
+
+std::string column_text(const SimulationSpec& s) {
+  char buf[200];
+  std::snprintf(buf, sizeof buf,
+                "%s (column x %g m, width %g m, height %g m, velocity [%g, %g] m/s)",
+                s.name.c_str(), s.column.x, s.column.width, s.column.height, s.column.velocity.x(),
+                s.column.velocity.y());
+  return buf;
+}
+
+}  // namespace
+
+Scene DatabaseParams::default_scene() {
+  Scene s;
+  // A 2 m flume with a 1:3.3 beach: each column collapses into a 7.5 cm deep layer, the bore runs
+  // up the beach and plunges - the breaking waves of Chiba et al. 2011, fig. 2.
+  s.tank.vertices = {{0.0, 0.0}, {2.0, 0.0}, {2.0, 1.0}, {0.0, 1.0}};
+  s.tank.open_top = true;
+  s.tank.obstacles = {{{0.9, 0.0}, {2.0, 0.0}, {2.0, 0.3}}};
+  s.l0 = 0.0125;
+  s.duration = 2.0;
+  s.frame_rate = 30.0;
+  s.water_level = 0.075;
+  s.column = WaterColumn{0.0, 0.3, 0.4, 0.0, Eigen::Vector2d::Zero()};
+  return s;
+}
+
+void read_database_params(ConfigReader& r, DatabaseParams& p) {
+  using namespace app;
+  ConfigReader scene = r.child("scene");
+  read_scene(scene, p.scene);
+  ConfigReader sweep = r.child("sweep");
+  read_sweep(sweep, p.sweep);
+  ConfigReader solver = r.child("solver");
+  read_solver(solver, p.solver);
+  ConfigReader output = r.child("output");
+  output.get("velocity", p.output.velocity);
+  output.get("pressure", p.output.pressure);
+
+  if (p.solver.leak_depth > p.scene.wall_layers + p.scene.dummy_layers)
+    solver.fail("leak_depth", "a depth <= wall_layers + dummy_layers (" +
+                                  std::to_string(p.scene.wall_layers + p.scene.dummy_layers) +
+                                  " l0)");
+  // Checks across keys: every simulation's water fits in the tank, a fixed step keeps the Courant
+  // bound for the fastest column.
+  const Tank tank(p.scene.tank, p.scene.l0, p.scene.wall_layers, p.scene.dummy_layers);
+  const Eigen::Vector2d size = tank.max_corner() - tank.min_corner();
+  if (size.minCoeff() < 4 * p.scene.l0)
+    scene.fail("l0",
+               "a spacing at most a quarter of the tank's size (" + num(size.minCoeff()) + " m)");
+  const bool sweep_given = sweep.has("heights") || sweep.has("height_range") ||
+                           sweep.has("widths") || sweep.has("velocities");
+  const std::string column_key = sweep_given ? "/sweep" : "/scene/column";
+  for (const auto& sim : sweep_simulations(p.scene, p.sweep)) {
+    const InitialWater w = initial_water(tank, p.scene, sim.column);
+    if (!w.error.empty())
+      throw ConfigError(ConfigError::FreeText{}, r.source(), column_key,
+                        column_text(sim) + ": " + w.error);
+    if (w.position.rows() == 0)
+      throw ConfigError(ConfigError::FreeText{}, r.source(), column_key,
+                        column_text(sim) +
+                            ": no water particle (the column is narrower or lower "
+                            "than l0 = " +
+                            num(p.scene.l0) + " m)");
+    if (p.solver.time_step == TimeStepMode::Fixed) {
+      const double u = estimated_max_speed(tank, sim.column, p.solver.gravity);
+      const double dt_max = p.solver.courant * p.scene.l0 / u;
+      if (p.solver.dt > dt_max) {
+        solver.fail("dt", "a step <= " + num(dt_max) + " s: Courant number " +
+                              num(p.solver.courant) + " at l0 = " + num(p.scene.l0) +
+                              " m for the " + num(u) + " m/s that " + sim.name +
+                              "'s column reaches falling (|v0| + sqrt(2 g h)); or use "
+                              "time_step \"courant\"");
+      }
+    }
+  }
+}
+
+std::vector<std::int64_t> output_frames(const Scene& scene,
+                                        const std::optional<std::vector<std::int64_t>>& requested) {
+  const std::int64_t count = static_cast<std::int64_t>(frame_count(scene));
+  std::vector<std::int64_t> frames;
+  if (!requested) {
+    for (std::int64_t f = 1; f <= count; ++f) frames.push_back(f);
+    return frames;
+  }
+  for (std::int64_t f : *requested) {
+    if (f < 1 || f > count)
+      throw UsageError("--frames: frame " + std::to_string(f) + " is outside 1-" +
+                       std::to_string(count) + " (duration " + num(scene.duration) + " s at " +
+                       num(scene.frame_rate) + " fps; frame 1 is t = 0)");
+    frames.push_back(f);
+  }
+  std::sort(frames.begin(), frames.end());
+  frames.erase(std::unique(frames.begin(), frames.end()), frames.end());
+  return frames;
+}
+
+std::string database_plan(const DatabaseParams& params, const std::vector<SimulationSpec>& sims,
+                          const std::vector<std::int64_t>& frames) {
+  const Scene& s = params.scene;
+  const Tank tank(s.tank, s.l0, s.wall_layers, s.dummy_layers);
+  std::string out;
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "%zu simulation%s, l0 = %g m, %zu wall/dummy particles, %zu frame%s (%g fps, "
+                "%g s simulated)\n",
+                sims.size(), sims.size() == 1 ? "" : "s", s.l0,
+                static_cast<std::size_t>(tank.boundary_positions().rows()), frames.size(),
+                frames.size() == 1 ? "" : "s", s.frame_rate,
+                static_cast<double>(frames.empty() ? 0 : frames.back() - 1) / s.frame_rate);
+  out += buf;
+  for (const auto& sim : sims) {
+    const InitialWater w = initial_water(tank, s, sim.column);
+    std::snprintf(buf, sizeof buf, "  %s: %ld water particles\n", column_text(sim).c_str(),
+                  static_cast<long>(w.position.rows()));
+    out += buf;
+  }
+  return out;
+}
+
+// --- Running -------------------------------------------------------------------------------------
+
+namespace {
+
+struct Cancelled {};
+
+/// One simulation's output, filled by a worker and written by the HDF5 thread.
+struct Job {
+  const SimulationSpec* spec = nullptr;
+  std::vector<float> position, velocity, pressure;  // frames × N × 2, frames × N × 2, frames × N
+  std::vector<std::int64_t> frames;
+  std::vector<double> times;
+  std::size_t fluid = 0;
+  SimulationResult result;
+  double seconds = 0;
+  std::exception_ptr error;
+  bool done = false;
+};
+
+}  // namespace
+
+std::vector<SimulationSummary> write_database(const DatabaseParams& params,
+                                              const std::vector<SimulationSpec>& sims,
+                                              const RunOptions& options, io::CacheWriter& writer) {
+  const Scene& base = params.scene;
+  const std::vector<std::int64_t> frames =
+      options.frames.empty() ? output_frames(base, std::nullopt) : options.frames;
+  Scene scene = base;  // simulate up to the last stored frame only
+  scene.duration = static_cast<double>(frames.back() - 1) / base.frame_rate;
+  const Tank tank(base.tank, base.l0, base.wall_layers, base.dummy_layers);
+  const std::size_t count = sims.size();
+  const std::size_t total_frames = frame_count(scene) * count;
+
+  std::vector<Job> jobs(count);
+  for (std::size_t k = 0; k < count; ++k) jobs[k].spec = &sims[k];
+  std::mutex mu;
+  std::condition_variable cv;
+  std::atomic<std::size_t> next{0}, frames_done{0};
+  std::atomic<std::size_t> first_failed{std::numeric_limits<std::size_t>::max()};
+  std::atomic<bool> abort_all{false};
+  std::string note;
+
+  auto run_one = [&](std::size_t k) {
+    Job& job = jobs[k];
+    const auto t0 = std::chrono::steady_clock::now();
+    const InitialWater water = initial_water(tank, base, job.spec->column);
+    job.fluid = static_cast<std::size_t>(water.position.rows());
+    const std::size_t n = job.fluid;
+    std::size_t next_frame = 0;  // index into `frames`
+    Points2 x, v;
+    Eigen::VectorXd p;
+    auto on_frame = [&](std::size_t index, double time, const MpsSolver& solver) {
+      if (abort_all.load() || k > first_failed.load()) throw Cancelled{};
+      if (next_frame < frames.size() &&
+          frames[next_frame] == static_cast<std::int64_t>(index) + 1) {
+        solver.fluid_positions(x);
+        for (Eigen::Index i = 0; i < x.size(); ++i)
+          job.position.push_back(static_cast<float>(x.data()[i]));
+        if (params.output.velocity) {
+          solver.fluid_velocities(v);
+          for (Eigen::Index i = 0; i < v.size(); ++i)
+            job.velocity.push_back(static_cast<float>(v.data()[i]));
+        }
+        if (params.output.pressure) {
+          solver.fluid_pressures(p);
+          for (Eigen::Index i = 0; i < p.size(); ++i)
+            job.pressure.push_back(static_cast<float>(p[i]));
+        }
+        job.frames.push_back(frames[next_frame]);
+        job.times.push_back(time);
+        ++next_frame;
+      }
+      frames_done.fetch_add(1);
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        note = job.spec->name + " t = " + num(time) + " s";
+      }
+      cv.notify_all();
+    };
+    job.position.reserve(frames.size() * n * 2);
+    job.result = run_simulation(tank, scene, params.solver, water, on_frame);
+    job.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (!job.result.ok) {
+      std::size_t cur = first_failed.load();
+      while (k < cur && !first_failed.compare_exchange_weak(cur, k)) {
+      }
+    }
+  };
+
+  // Workers: `lanes` tasks each take the next simulation in index order; a simulation's own loops
+  // are isolated so a waiting thread never picks up another whole simulation.
+  const std::size_t lanes = std::max<std::size_t>(
+      1, std::min<std::size_t>(count, static_cast<std::size_t>(std::max(1, options.threads))));
+  std::thread compute([&] {
+    tbb::task_group group;
+    for (std::size_t lane = 0; lane < lanes; ++lane) {
+      group.run([&] {
+        for (;;) {
+          const std::size_t k = next.fetch_add(1);
+          if (k >= count) break;
+          Job& job = jobs[k];
+          if (!abort_all.load() && k <= first_failed.load()) {
+            try {
+              tbb::this_task_arena::isolate([&] { run_one(k); });
+            } catch (const Cancelled&) {
+            } catch (...) {
+              job.error = std::current_exception();
+            }
+          }
+          {
+            std::lock_guard<std::mutex> lock(mu);
+            job.done = true;
+          }
+          cv.notify_all();
+        }
+      });
+    }
+    group.wait();
+  });
+  struct Joiner {
+    std::thread& t;
+    std::atomic<bool>& abort;
+    std::condition_variable& cv;
+    ~Joiner() {
+      abort = true;
+      cv.notify_all();
+      if (t.joinable()) t.join();
+    }
+  } joiner{compute, abort_all, cv};
+
+  app::Progress progress("frame", total_frames);
+  std::size_t ticked = 0;
+  std::vector<SimulationSummary> summaries;
+  for (std::size_t k = 0; k < count; ++k) {
+    Job& job = jobs[k];
+    for (;;) {
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait_for(lock, std::chrono::milliseconds(200));
+      const bool done = job.done;
+      const std::string n = note;
+      lock.unlock();
+      const std::size_t now = frames_done.load();
+      if (now > ticked) {
+        progress.tick(now - ticked, n);  // also throws on SIGINT/SIGTERM
+        ticked = now;
+      } else {
+        app::check_interrupted();
+      }
+      if (done) break;
+    }
+    if (job.error) std::rethrow_exception(job.error);
+    const SimulationSpec& spec = *job.spec;
+    if (!job.result.ok) {
+      abort_all = true;
+      writer.commit();
+      std::string kept = k == 0 ? "no simulation was completed"
+                                : "it keeps the " + std::to_string(k) + " simulation" +
+                                      (k == 1 ? "" : "s") + " before it (" + sims.front().name +
+                                      (k == 1 ? "" : ".." + sims[k - 1].name) + ")";
+      throw RunError(column_text(spec) + ": " + job.result.message + "; " + writer.path().string() +
+                     " was written: " + kept);
+    }
+    // Write the simulation (this thread only).
+    io::SequenceWriter& seq = writer.add_sequence(spec.name, {base.frame_rate, 2});
+    seq.set_attribute("index", static_cast<std::int64_t>(spec.index));
+    seq.set_attribute("column_height", spec.column.height);
+    seq.set_attribute("column_width", spec.column.width);
+    seq.set_attribute("column_x", spec.column.x);
+    seq.set_attribute("column_bottom", spec.column.bottom);
+    seq.set_attribute("initial_velocity",
+                      std::vector<double>{spec.column.velocity.x(), spec.column.velocity.y()});
+    seq.set_attribute("water_level", base.water_level);
+    seq.set_attribute("l0", base.l0);
+    seq.set_attribute("fluid_count", static_cast<std::int64_t>(job.fluid));
+    seq.set_attribute("steps", static_cast<std::int64_t>(job.result.steps));
+    const Points2& bp = tank.boundary_positions();
+    std::vector<float> tank_pos(static_cast<std::size_t>(bp.size()));
+    for (Eigen::Index i = 0; i < bp.size(); ++i)
+      tank_pos[static_cast<std::size_t>(i)] = static_cast<float>(bp.data()[i]);
+    std::vector<std::int8_t> tank_type;
+    for (ParticleType t : tank.boundary_types()) tank_type.push_back(static_cast<std::int8_t>(t));
+    seq.write_static("tank/position", io::view(tank_pos, {static_cast<std::size_t>(bp.rows()), 2}));
+    seq.write_static("tank/type", io::view(tank_type));
+    const std::size_t n = job.fluid;
+    for (std::size_t f = 0; f < job.frames.size(); ++f) {
+      std::vector<std::pair<std::string, io::ArrayView>> data;
+      data.emplace_back(
+          "points/position",
+          io::ArrayView{job.position.data() + f * n * 2, io::ElementType::Float32, {n, 2}});
+      if (params.output.velocity)
+        data.emplace_back(
+            "points/velocity",
+            io::ArrayView{job.velocity.data() + f * n * 2, io::ElementType::Float32, {n, 2}});
+      if (params.output.pressure)
+        data.emplace_back(
+            "points/pressure",
+            io::ArrayView{job.pressure.data() + f * n, io::ElementType::Float32, {n}});
+      seq.append_frame(job.frames[f], job.times[f], data);
+    }
+    SimulationSummary s;
+    s.name = spec.name;
+    s.fluid = n;
+    s.frames = job.frames.size();
+    s.steps = job.result.steps;
+    s.max_iterations = job.result.max_iterations;
+    s.seconds = job.seconds;
+    const StepTiming& tm = job.result.timing;
+    spdlog::info(
+        "{}: {} water particles, {} frames, {} steps in {:.1f} s ({:.3g} particle-steps/s; "
+        "neighbours {:.0f}%, PPE {:.0f}% with {:.1f} CG iterations per step, max {})",
+        spec.name, n, s.frames, s.steps, s.seconds,
+        static_cast<double>(n) * static_cast<double>(s.steps) / std::max(s.seconds, 1e-9),
+        100 * tm.neighbors / std::max(1e-9, tm.neighbors + tm.ppe + tm.other),
+        100 * tm.ppe / std::max(1e-9, tm.neighbors + tm.ppe + tm.other),
+        static_cast<double>(tm.ppe_iterations) / std::max(1, tm.steps), s.max_iterations);
+    summaries.push_back(s);
+    job.position = {};
+    job.velocity = {};
+    job.pressure = {};
+  }
+  progress.finish();
+  return summaries;
+}
+
+}  // namespace datadyn::fluid
