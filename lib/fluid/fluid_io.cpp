@@ -224,6 +224,8 @@ void read_database_params(ConfigReader& r, DatabaseParams& p) {
   const bool sweep_given = sweep.has("heights") || sweep.has("height_range") ||
                            sweep.has("widths") || sweep.has("velocities");
   const std::string column_key = sweep_given ? "/sweep" : "/scene/column";
+  double fastest = 0;
+  std::string fastest_name;
   for (const auto& sim : sweep_simulations(p.scene, p.sweep)) {
     const InitialWater w = initial_water(tank, p.scene, sim.column);
     if (!w.error.empty())
@@ -235,16 +237,20 @@ void read_database_params(ConfigReader& r, DatabaseParams& p) {
                             ": no water particle (the column is narrower or lower "
                             "than l0 = " +
                             num(p.scene.l0) + " m)");
-    if (p.solver.time_step == TimeStepMode::Fixed) {
-      const double u = estimated_max_speed(tank, sim.column, p.solver.gravity);
-      const double dt_max = p.solver.courant * p.scene.l0 / u;
-      if (p.solver.dt > dt_max) {
-        solver.fail("dt", "a step <= " + num(dt_max) + " s: Courant number " +
-                              num(p.solver.courant) + " at l0 = " + num(p.scene.l0) +
-                              " m for the " + num(u) + " m/s that " + sim.name +
-                              "'s column reaches falling (|v0| + sqrt(2 g h)); or use "
-                              "time_step \"courant\"");
-      }
+    const double u = estimated_max_speed(tank, sim.column, p.solver.gravity);
+    if (u > fastest) {
+      fastest = u;
+      fastest_name = sim.name;
+    }
+  }
+  if (p.solver.time_step == TimeStepMode::Fixed && fastest > 0) {
+    const double dt_max = p.solver.courant * p.scene.l0 / fastest;
+    if (p.solver.dt > dt_max) {
+      solver.fail("dt", "a step <= " + num(dt_max) + " s: Courant number " + num(p.solver.courant) +
+                            " at l0 = " + num(p.scene.l0) + " m for the " + num(fastest) +
+                            " m/s that " + fastest_name +
+                            "'s column reaches falling (|v0| + sqrt(2 g h)); or use time_step "
+                            "\"courant\"");
     }
   }
 }

@@ -1,0 +1,173 @@
+// mps-gen as a process: the database layout, shards, config errors naming the key, particles
+// outside the tank, a failing simulation that keeps the finished ones, determinism.
+
+#include <doctest/doctest.h>
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "io/cache.hpp"
+#include "support/process.hpp"
+
+using datadyn::test::run_command;
+using datadyn::test::TempDir;
+
+namespace {
+
+const std::string kMpsGen = std::string(DATADYN_BIN_DIR) + "/mps-gen";
+// The built-in database, coarse and short so that its 15 simulations take seconds: l0 = 0.04 m,
+// 0.3 s at 30 fps = 10 frames.
+const std::string kSmall = " -q --set scene.l0=0.04 --set scene.duration=0.3 ";
+
+std::string bytes_of(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+}  // namespace
+
+TEST_CASE("mps-gen: the default database writes 15 simulations with the documented layout") {
+  TempDir dir;
+  const auto out = dir / "db.h5";
+  const auto r = run_command(kMpsGen + kSmall + "-o " + out.string());
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  datadyn::io::CacheReader cache(out);
+  const auto names = cache.sequence_names();
+  REQUIRE(names.size() == 15);
+  CHECK(names.front() == "sim_000");
+  CHECK(names.back() == "sim_014");
+  const auto cfg = nlohmann::json::parse(cache.provenance().config_json);
+  CHECK(cfg["scene"]["l0"] == 0.04);
+  CHECK(cfg["sweep"]["height_range"]["count"] == 15);
+  double last_height = 0;
+  for (const auto& name : names) {
+    INFO(name);
+    const auto s = cache.sequence(name);
+    CHECK(s.dimension() == 2);
+    CHECK(s.frame_rate() == 30.0);
+    CHECK(s.frame_count() == 10);
+    CHECK(s.frames().front() == 1);
+    CHECK(s.times()[3] == doctest::Approx(0.1));
+    const auto attrs = s.attributes();
+    const double h = std::get<double>(attrs.at("column_height"));
+    CHECK(h > last_height);  // heights 0.2 .. 0.48 m in order
+    last_height = h;
+    CHECK(std::get<double>(attrs.at("l0")) == 0.04);
+    CHECK(std::get<std::int64_t>(attrs.at("fluid_count")) ==
+          static_cast<std::int64_t>(s.point_count()));
+    CHECK(s.shape("points/position") == datadyn::io::Shape{10, s.point_count(), 2});
+    CHECK(cache.shape("/sequences/" + name + "/tank/position")[1] == 2);
+    const auto type = cache.read_array<std::int8_t>("/sequences/" + name + "/tank/type");
+    CHECK(std::count(type.data.begin(), type.data.end(), 1) > 0);   // walls
+    CHECK(std::count(type.data.begin(), type.data.end(), 2) > 0);   // dummies
+    CHECK(std::count(type.data.begin(), type.data.end(), 0) == 0);  // water is in points/
+    // The water falls: the highest particle is lower at the last frame than at the first.
+    const auto first = s.positions(0), last = s.positions(9);
+    CHECK(last.col(1).maxCoeff() < first.col(1).maxCoeff());
+  }
+  CHECK(last_height == doctest::Approx(0.48));
+}
+
+TEST_CASE("mps-gen: --shard 2/3 runs its five simulations, bit for bit as in the full run") {
+  TempDir dir;
+  const std::string env = "cd " + dir.path().string() + " && SOURCE_DATE_EPOCH=1700000000 ";
+  REQUIRE(run_command(env + kMpsGen + kSmall + "--set output.velocity=true -o full.h5").exit_code ==
+          0);
+  const auto r =
+      run_command(env + kMpsGen + kSmall + "--set output.velocity=true --shard 2/3 -o part.h5");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  datadyn::io::CacheReader full(dir / "full.h5"), part(dir / "part.h5");
+  CHECK(part.sequence_names() ==
+        std::vector<std::string>{"sim_005", "sim_006", "sim_007", "sim_008", "sim_009"});
+  for (const auto& name : part.sequence_names()) {
+    const auto a = full.sequence(name), b = part.sequence(name);
+    for (std::size_t f = 0; f < a.frame_count(); ++f) {
+      CHECK(a.read_frame<float>("points/position", f).data ==
+            b.read_frame<float>("points/position", f).data);
+      CHECK(a.read_frame<float>("points/velocity", f).data ==
+            b.read_frame<float>("points/velocity", f).data);
+    }
+  }
+}
+
+TEST_CASE("mps-gen: the same bytes for 1 and 2 threads") {
+  TempDir dir;
+  const std::string env = "cd " + dir.path().string() + " && SOURCE_DATE_EPOCH=1700000000 ";
+  const std::string cfg = kSmall + "--set sweep.heights=[0.3,0.45] --set output.pressure=true ";
+  REQUIRE(run_command(env + kMpsGen + cfg + "--threads 1 -o out.h5 && mv out.h5 t1.h5").exit_code ==
+          0);
+  REQUIRE(run_command(env + kMpsGen + cfg + "--threads 2 -o out.h5 && mv out.h5 t2.h5").exit_code ==
+          0);
+  const std::string a = bytes_of(dir / "t1.h5"), b = bytes_of(dir / "t2.h5");
+  CHECK(a.size() > 10000);
+  CHECK(a == b);
+}
+
+TEST_CASE("mps-gen: config errors exit 2 and name the key") {
+  TempDir dir;
+  const auto out = (dir / "x.h5").string();
+  auto r = run_command(kMpsGen + " --set solver.dt=-0.1 -o " + out);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/solver/dt: expected a number > 0, got -0.1") != std::string::npos);
+  r = run_command(kMpsGen + " --set scene.l00=0.01 -o " + out);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("unknown key \"l00\" (did you mean \"l0\"?)") != std::string::npos);
+  std::ofstream(dir / "tank.json") << R"({"scene": {"tank": {"vertices": [[0, 0], [1, 0]]}}})";
+  r = run_command(kMpsGen + " -c " + (dir / "tank.json").string() + " -o " + out);
+  CHECK(r.exit_code == 2);
+  CHECK(
+      r.err.find("tank.json: /scene/tank/vertices: expected a list of at least 3 [x, y] points") !=
+      std::string::npos);
+  // A fixed time step that breaks the Courant bound for the tallest column.
+  r = run_command(kMpsGen + " --set solver.time_step=fixed --set solver.dt=0.01 -o " + out);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/solver/dt: expected a step <= ") != std::string::npos);
+  CHECK(r.err.find("sim_014") != std::string::npos);
+  CHECK(std::filesystem::is_empty(dir.path()) == false);  // only tank.json
+  CHECK(!std::filesystem::exists(out));
+}
+
+TEST_CASE("mps-gen: a water column outside the tank exits 2 naming the particle") {
+  TempDir dir;
+  std::ofstream(dir / "out.json") << R"({"scene": {"column": {"x": 1.85, "width": 0.3}},
+                                         "sweep": {"heights": [0.2]}})";
+  const auto r = run_command(kMpsGen + " -c " + (dir / "out.json").string() + " -o " +
+                             (dir / "x.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("out.json: /sweep: sim_000 (column x 1.85 m, width 0.3 m, height 0.2 m") !=
+        std::string::npos);
+  CHECK(r.err.find("outside the tank") != std::string::npos);
+  CHECK(r.err.find("particle at (") != std::string::npos);
+  CHECK(!std::filesystem::exists(dir / "x.h5"));
+}
+
+TEST_CASE("mps-gen: a failing simulation exits 1 naming it, the finished ones stay readable") {
+  TempDir dir;
+  const auto out = dir / "db.h5";
+  // sim_001 starts with the water racing at 30 m/s into the far wall: it splashes out of the
+  // tank (or blows up); sim_000 is an ordinary collapse.
+  const auto r = run_command(kMpsGen + kSmall +
+                             "--set sweep.heights=[0.3] --set sweep.velocities=[[0,0],[30,0]] -o " +
+                             out.string());
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("sim_001 (column x 0 m, width 0.3 m, height 0.3 m, velocity [30, 0] m/s): "
+                   "frame ") != std::string::npos);
+  CHECK(r.err.find("particle ") != std::string::npos);
+  CHECK(r.err.find("keeps the 1 simulation before it (sim_000)") != std::string::npos);
+  datadyn::io::CacheReader cache(out);
+  CHECK(cache.sequence_names() == std::vector<std::string>{"sim_000"});
+  CHECK(cache.sequence("sim_000").frame_count() == 10);
+}
+
+TEST_CASE("mps-gen: --dry-run lists the simulations and writes nothing") {
+  TempDir dir;
+  const auto r =
+      run_command("cd " + dir.path().string() + " && " + kMpsGen + " --dry-run --shard 3/3");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("would write 5 of 15 simulations to db.h5") != std::string::npos);
+  CHECK(r.out.find("sim_010 (column x 0 m, width 0.3 m, height 0.4 m") != std::string::npos);
+  CHECK(std::filesystem::is_empty(dir.path()));
+}
