@@ -341,8 +341,10 @@ MeshExportResult export_cache(const MeshExportParams& params, const Provenance& 
       topology = "tetrahedra";
     const bool has_mesh = has_points && !topology.empty();
 
-    // The level-set grid: the configured one, else "surface", else the only level set.
+    // The level-set grid: the configured one, else "surface", else the only level set. A grid
+    // that is missing or not a level set matters only if the export needs it (below).
     std::string grid = params.grid;
+    std::string grid_problem;
     if (grid.empty()) {
       std::vector<std::string> level_sets;
       for (const auto& g : seq.grids())
@@ -351,15 +353,26 @@ MeshExportResult export_cache(const MeshExportParams& params, const Provenance& 
         grid = "surface";
       else if (level_sets.size() == 1)
         grid = level_sets.front();
+      else
+        grid_problem = "/grids: " + (level_sets.empty() ? std::string("no level-set grid")
+                                                        : std::to_string(level_sets.size()) +
+                                                              " level-set grids: set grid in "
+                                                              "the config");
     } else if (!seq.has("grids/" + grid)) {
-      throw IoError(where + "/grids/" + grid + ": no such grid (mesh.grid in the config)");
+      grid_problem = "/grids/" + grid + ": no such grid (grid in the config)";
+      grid.clear();
+    } else if (seq.grid_spec(grid).grid_class != GridClass::LevelSet) {
+      grid_problem = "/grids/" + grid + ": class density: only level sets export";
+      grid.clear();
     }
-    if (!grid.empty() && seq.grid_spec(grid).grid_class != GridClass::LevelSet)
-      throw IoError(where + "/grids/" + grid + ": class density: only level sets export");
     const bool has_grid = !grid.empty();
 
     // The source: what the format can take from what the sequence has.
     ExportSource source = params.source;
+    const bool grid_format = format == ExportFormat::Obj || format == ExportFormat::Ply ||
+                             format == ExportFormat::Usda || format == ExportFormat::Vdb;
+    if (source == ExportSource::Auto && !params.grid.empty() && grid_format)
+      source = ExportSource::Grid;  // a grid named in the config is what the user wants
     if (source == ExportSource::Auto) {
       switch (format) {
         case ExportFormat::Obj:
@@ -411,11 +424,7 @@ MeshExportResult export_cache(const MeshExportParams& params, const Provenance& 
     }
     if (source == ExportSource::Particles && !has_points)
       throw IoError(where + "/points/position: no such dataset: source \"particles\" needs it");
-    if (source == ExportSource::Grid && !has_grid)
-      throw IoError(where + "/grids: no level-set grid (source \"grid\"); the sequence has " +
-                    (seq.grids().empty()
-                         ? std::string("no grids")
-                         : std::to_string(seq.grids().size()) + " grids: set mesh.grid"));
+    if (source == ExportSource::Grid && !has_grid) throw IoError(where + grid_problem);
     job.source = source;
     job.grid = grid;
     job.topology = topology;

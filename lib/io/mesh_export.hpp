@@ -84,7 +84,7 @@ struct MeshExportParams {
   int shard_index = 1;                 ///< K of --shard K/N (frames split into N parts)
   int shard_count = 1;                 ///< N
   /// Auto: obj/usda: mesh, else grid; ply: mesh, else grid, else points; pc2/mdd: mesh;
-  /// vdb: grid, else mesh, else particles.
+  /// vdb: grid, else mesh, else particles. A `grid` named in the config means grid.
   ExportSource source = ExportSource::Auto;
   std::string grid;                     ///< level-set grid; "": "surface", else the only one
   std::vector<std::string> attributes;  ///< point arrays written per vertex (ply, usda, xdmf)

@@ -321,6 +321,15 @@ TEST_CASE("export: bad input fails before any file is written, naming file, data
   p = fx.params("c.####.ply", "cloth");
   p.attributes = {"stifness"};
   CHECK_THROWS_WITH_AS(export_cache(p, kProvenance), doctest::Contains("points/stifness"), IoError);
+  // A level-set grid that is not there: none in the sequence, or not the one named.
+  p = fx.params("c.####.obj", "cloth");
+  p.source = ExportSource::Grid;
+  CHECK_THROWS_WITH_AS(export_cache(p, kProvenance),
+                       doctest::Contains("/sequences/cloth/grids: no level-set grid"), IoError);
+  p = fx.params("w.####.vdb", "water");
+  p.grid = "foam";
+  CHECK_THROWS_WITH_AS(export_cache(p, kProvenance),
+                       doctest::Contains("/sequences/water/grids/foam: no such grid"), IoError);
   // An output directory that cannot be written.
   CHECK_THROWS_AS(export_cache(fx.params("no/dir/c.####.obj", "cloth"), kProvenance), IoError);
   // Usage: a format and an extension that disagree, pc2 split by shards, frame tokens in a
