@@ -54,6 +54,22 @@ TEST_CASE("sm-example-sim: the default scene writes the twisted cuboid's cache")
   CHECK(cfg["bodies"][0]["beta"] == 0.995);
 }
 
+TEST_CASE("sm-example-sim: the four-cylinder scene exports its embedded meshes") {
+  TempDir dir;
+  const auto out = dir / "cyl.h5";
+  const auto r = run_command(kSim + " -q --frames 1-3 -c " + std::string(DATADYN_DATA_DIR) +
+                             "/../configs/elastic/four_cylinders.json -o " + out.string());
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  datadyn::io::CacheReader cache(out);
+  CHECK(cache.sequence_names().size() == 8);  // four bodies, each surface + particles
+  const auto s = cache.sequence("bend");
+  CHECK(s.point_count() == 1202);  // data/elastic/cylinder_smooth.obj
+  CHECK(s.topology("triangles").rows() == 2400);
+  CHECK(std::get<std::string>(s.attributes().at("source")) == "embedded");
+  CHECK(cache.sequence("bend_particles").point_count() == 225);
+}
+
 TEST_CASE("sm-example-sim: config errors exit 2 and name the key") {
   TempDir dir;
   auto r = run_command(kSim + " --set bodies.0.alpha=1.5 -o " + (dir / "x.h5").string());
