@@ -155,7 +155,7 @@ TEST_CASE("spring-fit: fitted springs are the same on 1 and 2 threads") {
   CHECK(a.read_array<double>("/springs/kd").data == b.read_array<double>("/springs/kd").data);
 }
 
-TEST_CASE("spring-fit: simulate follows a CMU motion capture; a broken BVH names file and line") {
+TEST_CASE("spring-fit: simulate follows a CMU motion capture, and a broken BVH names file and line") {
   const std::string bvh = "/usr/share/assimp/models/BVH/01_01.bvh";
   if (!std::filesystem::exists(bvh)) {
     MESSAGE("assimp-testmodels not installed: skipped");
