@@ -44,7 +44,7 @@ struct Setup {
 
 }  // namespace
 
-TEST_CASE("mesh-export: --help lists the tool flags; --version") {
+TEST_CASE("mesh-export: --help lists the tool flags, and --version") {
   auto r = run_command(kTool + " --help");
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("--format FORMAT") != std::string::npos);

@@ -236,7 +236,7 @@ TEST_CASE("export: VDB level sets from a grid, a mesh and particles, with proven
   CHECK(noted);
 }
 
-TEST_CASE("export: particles meshed through a level set; 2D particles as a point cloud") {
+TEST_CASE("export: particles meshed through a level set, and 2D particles as a point cloud") {
   Fixture fx;
   auto p = fx.params("drops.####.obj", "drops");
   p.source = ExportSource::Particles;
@@ -261,7 +261,7 @@ TEST_CASE("export: particles meshed through a level set; 2D particles as a point
   CHECK(ply.vertex.at("x")[5] == doctest::Approx(0.25));
 }
 
-TEST_CASE("export: every sequence by default, named apart; shards split the frames") {
+TEST_CASE("export: every sequence by default, named apart, and shards split the frames") {
   Fixture fx;
   MeshExportParams p;
   p.input = fx.cache;

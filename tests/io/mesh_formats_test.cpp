@@ -239,7 +239,7 @@ TEST_CASE("usda: fixed topology parses, with time-sampled points, extents and me
   CHECK(primvar.samples[2].second.items[0].number == 3);
 }
 
-TEST_CASE("usda: varying topology time-samples the faces; a fixed one rejects a new count") {
+TEST_CASE("usda: varying topology time-samples the faces, and a fixed one rejects a new count") {
   TempDir dir;
   {
     UsdaWriter w(dir / "v.usda", UsdaStage{}, "water", true);
@@ -278,7 +278,7 @@ TEST_CASE("usda: identifiers and strings are escaped") {
   CHECK(usda_quote("a \"b\"\\\n") == "\"a \\\"b\\\"\\\\\\n\"");
 }
 
-TEST_CASE("atomic file: nothing under the real name until commit; removed when abandoned") {
+TEST_CASE("atomic file: nothing under the real name until commit, and removed when abandoned") {
   TempDir dir;
   {
     AtomicFile f(dir / "a.txt");

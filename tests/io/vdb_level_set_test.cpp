@@ -219,7 +219,8 @@ TEST_CASE("mesh to level set and back: the surface stays within a voxel") {
   CHECK(ls.sample(inside)[0] < 0);
 }
 
-TEST_CASE("vdb files: vdb_print lists the grid, class and metadata; vdb_tool meshes the sphere") {
+TEST_CASE(
+    "vdb files: vdb_print lists the grid, class and metadata, and vdb_tool meshes the sphere") {
   TempDir dir;
   const LevelSet ls = sphere_grid(0.4);
   write_vdb(dir / "s.vdb", ls, {{"generator", "test 1"}, {"config", "{\"k\": 2}"}});
