@@ -198,3 +198,19 @@ TEST_CASE("config: require and get_json") {
   CHECK(extra["any"][1]["x"] == 2);
   CHECK_NOTHROW(r.finish());  // the free-form subtree counts as known
 }
+
+TEST_CASE("config: lists of strings from the file and from --set") {
+  ConfigReader r = ConfigReader::from_json(json::parse(R"({"names": ["a", "b"]})"), "c.json",
+                                           {"more=x,y z"});
+  std::vector<std::string> names, more;
+  r.get("names", names);
+  r.get("more", more);
+  r.finish();
+  CHECK(names == std::vector<std::string>{"a", "b"});
+  CHECK(more == std::vector<std::string>{"x", "y z"});
+  CHECK(r.resolved()["more"] == json::array({"x", "y z"}));
+  ConfigReader bad = ConfigReader::from_json(json::parse(R"({"names": ["a", 1]})"), "c.json");
+  CHECK_THROWS_WITH_AS(bad.get("names", names),
+                       doctest::Contains("c.json: /names: expected a list of strings, got [\"a\",1]"),
+                       ConfigError);
+}
