@@ -25,6 +25,7 @@
 #include <vector>
 
 #include <Eigen/Core>
+#include <Eigen/SparseCholesky>
 #include <Eigen/SparseCore>
 
 #include "core/types.hpp"
@@ -122,17 +123,29 @@ struct StepTiming {
   long long ppe_iterations = 0;
 };
 
-/// Conjugate gradients on a symmetric positive definite sparse matrix, preconditioned by the
-/// diagonal incomplete Cholesky factor M = (D + L) D⁻¹ (D + Lᵀ), where L is A's strict lower
-/// triangle and D_i = A_ii − Σ_{k<i} A_ik² / D_k (DIC: incomplete Cholesky that keeps A's
-/// off-diagonals; exact IC(0) for 5-point stencils). Matrix-vector products and dot products run
-/// in parallel over fixed chunks (bitwise the same for any thread count); the triangular solves are
-/// sequential.
+/// Conjugate gradients on the symmetric positive definite PPE matrix A, warm started, with a
+/// two-level incomplete-Cholesky preconditioner:
+///  - an incomplete Cholesky factor that keeps A's pattern and off-diagonals,
+///    M = (D + L) D⁻¹ (D + Lᵀ) with L the strict lower triangle of A and
+///    D_i = A_ii − Σ_{k<i} (A_ik / D_k)(A_ik + τ (Σ_{j>k} A_kj − A_ik)), τ = 0.9 — the diagonal
+///    ("DIC") factor, modified towards row-sum preservation (MIC, Bridson's "Fluid Simulation for
+///    Computer Graphics", sec. 4.3.2, generalised to wide stencils); factored in independent blocks
+///    of 2048 rows so it also applies in parallel;
+///  - plus an additive coarse correction P A_c⁻¹ Pᵀ r over aggregates of 16 consecutive rows (rows
+///    follow the particles' cell order, so an aggregate is a patch of neighbouring particles),
+///    A_c = Pᵀ A P solved by sparse Cholesky: it removes the smooth error CG is slow on (at
+///    l0 = 5 mm, 78 iterations per step with the factor alone, 43 with both).
+/// Matrix-vector and dot products run in parallel over fixed chunks; blocks and aggregates depend
+/// on the row count only: the result is bitwise the same for any thread count.
 class PpeSolver {
  public:
   using Matrix = Eigen::SparseMatrix<double, Eigen::RowMajor, int>;
-  /// Rows per independent block of the preconditioner.
+  /// Rows per independent block of the incomplete factor.
   static constexpr std::size_t kBlockRows = 2048;
+  /// Consecutive rows per aggregate of the coarse correction.
+  static constexpr std::size_t kAggregate = 16;
+  /// Modification of the factor's diagonal (0: DIC, 1: fully modified IC).
+  static constexpr double kMicTau = 0.9;
   struct Result {
     bool converged = false;
     int iterations = 0;
@@ -145,11 +158,21 @@ class PpeSolver {
                int max_iterations) const;
 
  private:
+  struct Block {
+    int first = 0, last = 0;
+    std::vector<int> lo_ptr, lo_col, up_ptr, up_col;
+    std::vector<double> lo_val, up_val;
+  };
   const Matrix* A_ = nullptr;
-  Eigen::VectorXd inv_diag_;   // 1 / D_i
-  std::vector<int> diag_pos_;  // position of the diagonal entry in each row
+  Eigen::VectorXd inv_diag_, diag_, upper_sum_;  // 1 / D_i, A_ii, sum_{c > i} A_ic
+  std::vector<Block> blocks_;
+
   mutable Eigen::VectorXd r_, z_, p_, q_;
   void precondition(const Eigen::VectorXd& r, Eigen::VectorXd& z) const;
+  void smooth(const Eigen::VectorXd& r, Eigen::VectorXd& z) const;
+  void build_coarse();
+  Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> coarse_;
+  mutable Eigen::VectorXd rc_, xc_;
 };
 
 /// The solver. Particles are stored reordered by grid cell for memory locality (rebuilt every

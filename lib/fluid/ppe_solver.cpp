@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "core/check.hpp"
 #include "core/parallel.hpp"
@@ -23,33 +25,54 @@ void PpeSolver::compute(const Matrix& A) {
   const int* inner = A.innerIndexPtr();
   const double* val = A.valuePtr();
   inv_diag_.resize(m);
-  diag_pos_.assign(static_cast<std::size_t>(m), -1);
-  // D_i = A_ii - sum_{k<i, k in i's block} A_ik^2 / D_k (rows are sorted: lower entries first).
+  diag_.resize(m);
+  upper_sum_.resize(m);
+  for (int i = 0; i < m; ++i) {
+    diag_[i] = 0;
+    for (int e = outer[i]; e < outer[i + 1]; ++e)
+      if (inner[e] == i) diag_[i] = val[e];
+    DATADYN_CHECK(diag_[i] > 0);
+  }
   // Blocks of kBlockRows rows are independent (block Jacobi over DIC), so they factor and solve in
-  // parallel; the blocks depend on the row count only, not on the thread count.
-  const std::size_t blocks = (static_cast<std::size_t>(m) + kBlockRows - 1) / kBlockRows;
-  parallel_for(blocks, 1, [&](std::size_t k0, std::size_t k1) {
+  // parallel; the blocks depend on the row count only, not on the thread count. Each block keeps
+  // its couplings compactly (strict lower and upper parts, row by row):
+  // D_i = A_ii - sum_{c < i in the block} A_ic^2 / D_c.
+  const std::size_t nblocks = (static_cast<std::size_t>(m) + kBlockRows - 1) / kBlockRows;
+  blocks_.resize(nblocks);
+  parallel_for(nblocks, 1, [&](std::size_t k0, std::size_t k1) {
     for (std::size_t k = k0; k < k1; ++k) {
-      const int first = static_cast<int>(k * kBlockRows);
-      const int last = std::min(m, static_cast<int>((k + 1) * kBlockRows));
-      for (int i = first; i < last; ++i) {
-        double d = 0, s = 0;
+      Block& blk = blocks_[k];
+      blk.first = static_cast<int>(k * kBlockRows);
+      blk.last = std::min(m, static_cast<int>((k + 1) * kBlockRows));
+      blk.lo_ptr.assign(1, 0);
+      blk.up_ptr.assign(1, 0);
+      blk.lo_col.clear();
+      blk.lo_val.clear();
+      blk.up_col.clear();
+      blk.up_val.clear();
+      for (int i = blk.first; i < blk.last; ++i) {
+        double s = 0, up_sum = 0;
         for (int e = outer[i]; e < outer[i + 1]; ++e) {
           const int c = inner[e];
+          if (c < blk.first || c >= blk.last || c == i) continue;
+          const double v = val[e];
           if (c < i) {
-            if (c >= first) s += val[e] * val[e] * inv_diag_[c];
-          } else if (c == i) {
-            d = val[e];
-            diag_pos_[static_cast<std::size_t>(i)] = e;
+            blk.lo_col.push_back(c);
+            blk.lo_val.push_back(v);
+            s += v * inv_diag_[c] * (v + kMicTau * (upper_sum_[c] - v));
           } else {
-            break;
+            blk.up_col.push_back(c);
+            blk.up_val.push_back(v);
+            up_sum += v;
           }
         }
-        DATADYN_CHECK(diag_pos_[static_cast<std::size_t>(i)] >= 0 && d > 0);
-        double di = d - s;
+        upper_sum_[i] = up_sum;
+        blk.lo_ptr.push_back(static_cast<int>(blk.lo_col.size()));
+        blk.up_ptr.push_back(static_cast<int>(blk.up_col.size()));
+        double di = diag_[i] - s;
         // A breakdown (impossible for M-matrices, cheap to guard) falls back to the diagonal:
         // the preconditioner stays symmetric positive definite.
-        if (!(di > 1e-12 * d)) di = d;
+        if (!(di > 0.25 * diag_[i])) di = diag_[i];
         inv_diag_[i] = 1.0 / di;
       }
     }
@@ -58,37 +81,73 @@ void PpeSolver::compute(const Matrix& A) {
   z_.resize(m);
   p_.resize(m);
   q_.resize(m);
+  build_coarse();
 }
 
-void PpeSolver::precondition(const Eigen::VectorXd& r, Eigen::VectorXd& z) const {
+void PpeSolver::build_coarse() {
+  // Aggregates of kAggregate consecutive rows (rows follow the particles' cell order, so
+  // consecutive rows are neighbours in space); A_c = P^T A P with P the aggregate indicator.
   const int m = static_cast<int>(A_->rows());
   const int* outer = A_->outerIndexPtr();
   const int* inner = A_->innerIndexPtr();
   const double* val = A_->valuePtr();
-  const std::size_t blocks = (static_cast<std::size_t>(m) + kBlockRows - 1) / kBlockRows;
-  parallel_for(blocks, 1, [&](std::size_t k0, std::size_t k1) {
+  const int agg = static_cast<int>(kAggregate);
+  const int mc = (m + agg - 1) / agg;
+  std::vector<Eigen::Triplet<double>> t;
+  std::vector<std::pair<int, double>> row;
+  for (int I = 0; I < mc; ++I) {
+    row.clear();
+    for (int i = I * agg; i < std::min(m, (I + 1) * agg); ++i) {
+      for (int e = outer[i]; e < outer[i + 1]; ++e) {
+        const int J = inner[e] / agg;
+        bool found = false;
+        for (auto& [c, v] : row)
+          if (c == J) {
+            v += val[e];
+            found = true;
+            break;
+          }
+        if (!found) row.emplace_back(J, val[e]);
+      }
+    }
+    for (const auto& [c, v] : row) t.emplace_back(I, c, v);
+  }
+  Eigen::SparseMatrix<double> Ac(mc, mc);
+  Ac.setFromTriplets(t.begin(), t.end());
+  coarse_.compute(Ac);
+  rc_.resize(mc);
+}
+
+void PpeSolver::precondition(const Eigen::VectorXd& r, Eigen::VectorXd& z) const {
+  // Additive two-level: z = M^-1 r + P A_c^-1 P^T r (M: block MIC, P: aggregate indicator).
+  smooth(r, z);
+  const int m = static_cast<int>(A_->rows());
+  rc_.setZero();
+  for (int i = 0; i < m; ++i) rc_[i / kAggregate] += r[i];
+  xc_ = coarse_.solve(rc_);
+  for (int i = 0; i < m; ++i) z[i] += xc_[i / kAggregate];
+}
+
+void PpeSolver::smooth(const Eigen::VectorXd& r, Eigen::VectorXd& z) const {
+  parallel_for(blocks_.size(), 1, [&](std::size_t k0, std::size_t k1) {
     for (std::size_t k = k0; k < k1; ++k) {
-      const int first = static_cast<int>(k * kBlockRows);
-      const int last = std::min(m, static_cast<int>((k + 1) * kBlockRows));
+      const Block& blk = blocks_[k];
+      const int* lp = blk.lo_ptr.data();
+      const int* lc = blk.lo_col.data();
+      const double* lv = blk.lo_val.data();
       // (D + L) y = r
-      for (int i = first; i < last; ++i) {
+      for (int i = blk.first, row = 0; i < blk.last; ++i, ++row) {
         double s = r[i];
-        const int dpos = diag_pos_[static_cast<std::size_t>(i)];
-        for (int e = outer[i]; e < dpos; ++e) {
-          const int c = inner[e];
-          if (c >= first) s -= val[e] * z[c];
-        }
+        for (int e = lp[row]; e < lp[row + 1]; ++e) s -= lv[e] * z[lc[e]];
         z[i] = s * inv_diag_[i];
       }
       // (I + D^-1 L^T) z = y
-      for (int i = last - 1; i >= first; --i) {
+      const int* up = blk.up_ptr.data();
+      const int* uc = blk.up_col.data();
+      const double* uv = blk.up_val.data();
+      for (int i = blk.last - 1, row = blk.last - 1 - blk.first; i >= blk.first; --i, --row) {
         double s = 0;
-        const int dpos = diag_pos_[static_cast<std::size_t>(i)];
-        for (int e = dpos + 1; e < outer[i + 1]; ++e) {
-          const int c = inner[e];
-          if (c >= last) break;
-          s += val[e] * z[c];
-        }
+        for (int e = up[row]; e < up[row + 1]; ++e) s += uv[e] * z[uc[e]];
         z[i] -= s * inv_diag_[i];
       }
     }
