@@ -2,6 +2,9 @@
 
 #include "io/vdb_level_set.hpp"
 
+#include <cstdio>
+#include <fstream>
+
 #include <openvdb/openvdb.h>
 #include <openvdb/tools/Interpolation.h>
 #include <openvdb/tools/LevelSetFilter.h>
@@ -419,6 +422,39 @@ PolygonMesh mesh_from_level_set(const LevelSet& level_set, double iso_value, dou
   return mesh;
 }
 
+namespace {
+
+/// OpenVDB writes a random UUID into every file header (bytes 21-56 of format 224: after the
+/// magic number, file version, library version and the grid-offsets flag). Replace it with one
+/// derived from the rest of the file (FNV-1a, 128 bits), so the same grid gives the same bytes.
+void make_uuid_deterministic(const std::filesystem::path& path) {
+  constexpr std::size_t kOffset = 21, kLength = 36;
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  if (!f.good() && !f.eof()) throw IoError(path.string() + ": cannot read back the VDB");
+  if (bytes.size() < kOffset + kLength || bytes[kOffset + 8] != '-' || bytes[kOffset + 13] != '-')
+    throw IoError(path.string() + ": unexpected VDB header (no UUID at byte 21)");
+  std::uint64_t h[2] = {0xcbf29ce484222325ull, 0x84222325cbf29ce4ull};
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    if (i >= kOffset && i < kOffset + kLength) continue;
+    const auto c = static_cast<unsigned char>(bytes[i]);
+    h[0] = (h[0] ^ c) * 0x100000001b3ull;
+    h[1] = (h[1] ^ c) * 0x100000001b3ull + (h[0] >> 7);
+  }
+  char uuid[40];
+  std::snprintf(uuid, sizeof uuid, "%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(h[0] >> 32),
+                static_cast<unsigned>((h[0] >> 16) & 0xffff), static_cast<unsigned>(h[0] & 0xffff),
+                static_cast<unsigned>(h[1] >> 48),
+                static_cast<unsigned long long>(h[1] & 0xffffffffffffull));
+  f.clear();
+  f.seekp(static_cast<std::streamoff>(kOffset));
+  f.write(uuid, kLength);
+  f.flush();
+  if (!f) throw IoError(path.string() + ": cannot write the VDB header");
+}
+
+}  // namespace
+
 void write_vdb(const std::filesystem::path& path, const LevelSet& level_set,
                const Metadata& metadata, const std::string& grid_name) {
   initialize_openvdb();
@@ -436,6 +472,7 @@ void write_vdb(const std::filesystem::path& path, const LevelSet& level_set,
   } catch (const openvdb::Exception& e) {
     throw IoError(path.string() + ": cannot write the VDB: " + e.what());
   }
+  make_uuid_deterministic(file.temporary_path());
   file.commit();
 }
 

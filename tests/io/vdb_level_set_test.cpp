@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 
+#include <fstream>
+
 #include <cmath>
 #include <random>
 
@@ -239,6 +241,23 @@ TEST_CASE(
   const auto obj = test::read_obj(dir / "s.obj");
   REQUIRE(obj.v.size() > 100);
   for (const auto& v : obj.v) CHECK(std::abs(v.norm() - 0.4) <= 0.05);  // one voxel
+}
+
+TEST_CASE("vdb files: the same grid gives the same bytes (no random UUID)") {
+  TempDir dir;
+  const LevelSet ls = sphere_grid(0.4);
+  write_vdb(dir / "a.vdb", ls, {{"generator", "test 1"}});
+  write_vdb(dir / "b.vdb", ls, {{"generator", "test 1"}});
+  write_vdb(dir / "c.vdb", sphere_grid(0.41), {{"generator", "test 1"}});
+  auto bytes = [](const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  CHECK(bytes(dir / "a.vdb") == bytes(dir / "b.vdb"));
+  CHECK(bytes(dir / "a.vdb").substr(21, 36) !=
+        bytes(dir / "c.vdb").substr(21, 36));  // content-derived
+  const auto r = test::run_command("vdb_print -l " + (dir / "a.vdb").string());
+  CHECK(r.out.find("surface") != std::string::npos);  // still a valid file
 }
 
 TEST_CASE("vdb files: an unwritable path is an IoError and leaves nothing") {
