@@ -131,3 +131,25 @@ TEST_CASE("wave-edit: bad databases and bad edits are clear errors that write no
   for (const char* name : {"x.h5", "y.h5", "z.h5"})
     CHECK_FALSE(std::filesystem::exists(dir / name));
 }
+
+TEST_CASE("wave-edit on an mps-gen dam-break database: H_n grows with the column height") {
+  TempDir dir;
+  const std::string bin = DATADYN_BIN_DIR;
+  // A coarse database (l0 = 2.5 cm, 1.5 s) of three columns, as configs/water/demo.sh makes.
+  auto r = run_command(bin + "/mps-gen -q -c " + std::string(DATADYN_SOURCE_DIR) +
+                       "/configs/water/db.json --set scene.l0=0.025 --set scene.duration=1.5 "
+                       "--set sweep.heights=0.25,0.36,0.48 -o " + (dir / "db.h5").string());
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  for (const char* s : {"0.4", "0.6", "1.0"}) {
+    r = run_command(kTool + " -q -i " + (dir / "db.h5").string() + " --set cross_section=" + s +
+                    " --set target.tolerance=1 --frames 1 -o " + (dir / "s.h5").string());
+    INFO("s = " << s << ": " << r.err);
+    REQUIRE(r.exit_code == 0);
+    const auto report = nlohmann::json::parse(std::ifstream((dir / "s.h5.report.json").string()));
+    const std::vector<double> h = report["heights_at_cross_section"];
+    REQUIRE(h.size() == 3);
+    CHECK(h[0] < h[1]);
+    CHECK(h[1] < h[2]);
+  }
+}
