@@ -185,7 +185,7 @@ std::string column_text(const SimulationSpec& s) {
 
 Scene DatabaseParams::default_scene() {
   Scene s;
-  // A 2 m flume with a 1:3.3 beach: each column collapses into a 7.5 cm deep layer, the bore runs
+  // A 2 m flume with a 1:3.7 beach: each column collapses into a 7.5 cm deep layer, the bore runs
   // up the beach and plunges - the breaking waves of Chiba et al. 2011, fig. 2.
   s.tank.vertices = {{0.0, 0.0}, {2.0, 0.0}, {2.0, 1.0}, {0.0, 1.0}};
   s.tank.open_top = true;

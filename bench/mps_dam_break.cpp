@@ -1,0 +1,72 @@
+// MPS speed on the canonical dam break at l0 = 5 mm (50 x 100 = 5,000 water particles): particle
+// steps per second on 2 threads (and 1, for the parallel speed-up), split into neighbour search,
+// pressure Poisson equation and the rest, as ratios to the 1e6 particle-steps/s goal of issue 5 and
+// to published explicit SPH codes (0.5-1e6 on similar machines, without a pressure solve).
+
+#include <tbb/global_control.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "fluid/database.hpp"
+
+namespace {
+
+struct Run {
+  double seconds = 0, particle_steps = 0;
+  datadyn::fluid::StepTiming timing;
+  long long steps = 0;
+  std::size_t fluid = 0;
+};
+
+Run run(int threads, double duration) {
+  using namespace datadyn::fluid;
+  tbb::global_control c(tbb::global_control::max_allowed_parallelism,
+                        static_cast<std::size_t>(threads));
+  Scene s;
+  s.tank.vertices = {{0, 0}, {1, 0}, {1, 1}, {0, 1}};
+  s.l0 = 0.005;
+  s.duration = duration;
+  s.frame_rate = 100;
+  s.column = {0.0, 0.25, 0.5, 0.0, Eigen::Vector2d::Zero()};
+  const Tank tank(s.tank, s.l0);
+  const InitialWater w = initial_water(tank, s, s.column);
+  const auto t0 = std::chrono::steady_clock::now();
+  const SimulationResult r =
+      run_simulation(tank, s, MpsParams{}, w, [](std::size_t, double, const MpsSolver&) {});
+  Run out;
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  out.fluid = static_cast<std::size_t>(w.position.rows());
+  out.steps = r.steps;
+  out.particle_steps = static_cast<double>(out.fluid) * static_cast<double>(r.steps);
+  out.timing = r.timing;
+  if (!r.ok) std::printf("run failed: %s\n", r.message.c_str());
+  return out;
+}
+
+}  // namespace
+
+int main() {
+  // 0.3 s: the collapse and the surge along the floor, about 900 Courant-limited steps.
+  const double duration = 0.3;
+  const Run two = run(2, duration);
+  const Run one = run(1, duration);
+  const double rate2 = two.particle_steps / two.seconds, rate1 = one.particle_steps / one.seconds;
+  const auto& t = two.timing;
+  const double total = t.neighbors + t.ppe + t.other;
+  std::printf("dam break, l0 = 5 mm: %zu water particles, %lld steps (%.3g s simulated)\n",
+              two.fluid, two.steps, duration);
+  std::printf("2 threads: %.3g particle-steps/s (%.2f s); 1 thread: %.3g (speed-up %.2fx)\n",
+              rate2, two.seconds, rate1, rate2 / rate1);
+  std::printf("split on 2 threads: neighbour search %.0f %%, PPE %.0f %% (%.1f CG iterations per "
+              "step), rest %.0f %%\n",
+              100 * t.neighbors / total, 100 * t.ppe / total,
+              static_cast<double>(t.ppe_iterations) / t.steps, 100 * t.other / total);
+  std::printf("per step: %.2f ms (neighbours %.2f, PPE %.2f, rest %.2f)\n",
+              1e3 * two.seconds / static_cast<double>(two.steps),
+              1e3 * t.neighbors / t.steps, 1e3 * t.ppe / t.steps, 1e3 * t.other / t.steps);
+  std::printf("against the goal of 1e6 particle-steps/s on 2 cores: %.2fx\n", rate2 / 1e6);
+  std::printf("against published explicit SPH (0.5-1e6, no pressure solve): %.2fx-%.2fx\n",
+              rate2 / 1e6, rate2 / 0.5e6);
+  return 0;
+}
