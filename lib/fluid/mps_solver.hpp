@@ -10,15 +10,20 @@
 ///  4. pressure Poisson equation  Σ_j a w_ij (p_i − p_j)/ρ + κ p_i / dt² = γ (n*_i − n0)/(n0 dt²)
 ///     with a = 2d/(n0 λ) over fluid and wall particles (eq. 13 with the relaxation γ and the
 ///     weak compressibility κ of the textbook code), assembled sparse and solved by conjugate
-///     gradients preconditioned with a diagonal incomplete Cholesky factor (DIC, see
-///     PpeSolver) and warm started from the last step's pressure
+///     gradients with a two-level incomplete-Cholesky preconditioner (see PpeSolver), warm
+///     started from the last step's pressure; SourceTerm::Mixed adds the velocity divergence
 ///  5. negative pressure set to 0; gradient ∇p_i = d/n0 Σ_j (p_j − p̂_i) r_ij/|r_ij|² w_ij with
-///     p̂_i the neighbourhood minimum (eq. 9, the stabilised form), u = u* − dt ∇p/ρ,
+///     p̂_i the neighbourhood minimum (eq. 9, the stabilised form), times the corrective matrix
+///     C_i of Khayyer & Gotoh 2011 where it is well conditioned; u = u* − dt ∇p/ρ,
 ///     r = r* + dt (u − u*)
+///  6. a particle that slipped between two wall particles into a wall goes back just across the
+///     wetted boundary, its velocity into the wall removed; then the checks (NaN, Courant number,
+///     particles deeper than leak_depth in a wall or out over the rim)
 ///
 /// Walls: the tank's wall particles take part in the number density and the pressure equation
-/// (zero velocity), dummy particles only in the number density. Every loop runs in parallel over
-/// fixed chunks, so results are bitwise the same for any thread count.
+/// (zero velocity; walls without water within r_e are left out), dummy particles only in the
+/// number density. Every loop runs in parallel over fixed chunks and every sum is combined in
+/// chunk order, so results are bitwise the same for any thread count.
 
 #include <cstdint>
 #include <string>
@@ -62,9 +67,9 @@ struct MpsParams {
   double re_laplacian = 3.1;                     ///< r_e of the Laplacian (viscosity, PPE), in l0
   double surface_threshold = 0.97;               ///< β: free surface where n < β n0
   SourceTerm source_term = SourceTerm::Density;  ///< right-hand side of the PPE
-  /// γ of the density term of the PPE source. The textbook code uses 0.2; 0.05 halves the motion
-  /// of a still tank (measured: max speed after 1 s 12 % of sqrt(g d) instead of 16 %) and leaves
-  /// the dam-break front unchanged.
+  /// γ of the density term of the PPE source. The textbook code uses 0.2; 0.05 takes the rms
+  /// speed of a still tank after 1 s from 4.6 % to 2.9 % of sqrt(g d) and leaves the dam-break
+  /// front unchanged (docs/tools/mps-gen.md).
   double relaxation = 0.05;
   /// Multiply the pressure gradient by the corrective matrix of Khayyer & Gotoh 2011 (exact for
   /// linear pressure on disordered particles): less noise at rest; off = the textbook gradient.
