@@ -142,13 +142,9 @@ TEST_CASE("an output directory that does not exist exits 1 with a clear message"
 TEST_CASE("SIGTERM mid-run exits 1 and leaves no file, not even a temporary one") {
   TempDir dir;
   const std::string out = (dir / "slow.h5").string();
-  std::vector<std::string> args{kFixture, "-q",         "--set", "sleep_ms=50",
-                                "--set",  "frames=200", "-o",    out};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  REQUIRE(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) == 0);
+  const pid_t pid = datadyn::test::spawn(
+      {kFixture, "-q", "--set", "sleep_ms=50", "--set", "frames=200", "-o", out});
+  REQUIRE(pid > 0);
   // Wait until the temporary file exists, so the signal lands mid-run.
   bool started = false;
   for (int i = 0; i < 200 && !started; ++i) {
@@ -157,11 +153,7 @@ TEST_CASE("SIGTERM mid-run exits 1 and leaves no file, not even a temporary one"
       if (e.path().string().find(".tmp-") != std::string::npos) started = true;
   }
   CHECK(started);
-  kill(pid, SIGTERM);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  REQUIRE(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 1);
+  CHECK(datadyn::test::terminate_and_wait(pid) == 1);
   CHECK(std::filesystem::is_empty(dir.path()));
 }
 

@@ -239,22 +239,15 @@ TEST_CASE("mesh-export: SIGTERM mid-run exits 1 and leaves no partial file or sp
   }
   const auto out = dir / "out";
   std::filesystem::create_directories(out);
-  std::vector<std::string> args{kTool, "-q", "-i", cache.string(), "-o", (out / "s.usda").string()};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  REQUIRE(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) == 0);
+  const pid_t pid =
+      datadyn::test::spawn({kTool, "-q", "-i", cache.string(), "-o", (out / "s.usda").string()});
+  REQUIRE(pid > 0);
   bool started = false;
   for (int i = 0; i < 2000 && !started; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
     started = !std::filesystem::is_empty(out);  // the spools exist from the first frame on
   }
   CHECK(started);
-  kill(pid, SIGTERM);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  REQUIRE(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 1);
+  CHECK(datadyn::test::terminate_and_wait(pid) == 1);
   CHECK(std::filesystem::is_empty(out));
 }

@@ -36,3 +36,30 @@ inline ProcessResult run_command(const std::string& command) {
 }
 
 }  // namespace datadyn::test
+
+#include <signal.h>
+#include <spawn.h>
+
+#include <vector>
+
+namespace datadyn::test {
+
+/// Starts argv[0] with the arguments, without a shell; returns its pid (or -1).
+inline pid_t spawn(std::vector<std::string> args) {
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  if (posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) != 0) return -1;
+  return pid;
+}
+
+/// Sends SIGTERM and waits: the exit code, or 128 + the signal if the process was killed.
+inline int terminate_and_wait(pid_t pid) {
+  kill(pid, SIGTERM);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+}  // namespace datadyn::test
