@@ -116,19 +116,20 @@ void PpeSolver::build_coarse() {
   Ac.setFromTriplets(t.begin(), t.end());
   coarse_.compute(Ac);
   rc_.resize(mc);
+  block_rz_.assign(blocks_.size(), 0.0);
 }
 
-void PpeSolver::precondition(const Eigen::VectorXd& r, Eigen::VectorXd& z) const {
-  // Additive two-level: z = M^-1 r + P A_c^-1 P^T r (M: block MIC, P: aggregate indicator).
-  smooth(r, z);
-  const int m = static_cast<int>(A_->rows());
-  rc_.setZero();
-  for (int i = 0; i < m; ++i) rc_[i / kAggregate] += r[i];
+double PpeSolver::precondition(const Eigen::VectorXd& r, Eigen::VectorXd& z) const {
+  // Additive two-level: z = M^-1 r + P A_c^-1 P^T r (M: block MIC, P: aggregate indicator). The
+  // smoothing pass also restricts r and sums r . M^-1 r per block; the coarse part P xc is left
+  // for the caller to add (it is folded into CG's update of p). Returns r . z.
+  const double rz_smooth = smooth(r, z);
   xc_ = coarse_.solve(rc_);
-  for (int i = 0; i < m; ++i) z[i] += xc_[i / kAggregate];
+  return rz_smooth + rc_.dot(xc_);
 }
 
-void PpeSolver::smooth(const Eigen::VectorXd& r, Eigen::VectorXd& z) const {
+double PpeSolver::smooth(const Eigen::VectorXd& r, Eigen::VectorXd& z) const {
+  static_assert(kBlockRows % kAggregate == 0, "aggregates must not straddle blocks");
   parallel_for(blocks_.size(), 1, [&](std::size_t k0, std::size_t k1) {
     for (std::size_t k = k0; k < k1; ++k) {
       const Block& blk = blocks_[k];
@@ -141,17 +142,29 @@ void PpeSolver::smooth(const Eigen::VectorXd& r, Eigen::VectorXd& z) const {
         for (int e = lp[row]; e < lp[row + 1]; ++e) s -= lv[e] * z[lc[e]];
         z[i] = s * inv_diag_[i];
       }
-      // (I + D^-1 L^T) z = y
+      // (I + D^-1 L^T) z = y, with r . z and the restriction of r on the way
       const int* up = blk.up_ptr.data();
       const int* uc = blk.up_col.data();
       const double* uv = blk.up_val.data();
+      double rz = 0;
       for (int i = blk.last - 1, row = blk.last - 1 - blk.first; i >= blk.first; --i, --row) {
         double s = 0;
         for (int e = up[row]; e < up[row + 1]; ++e) s += uv[e] * z[uc[e]];
         z[i] -= s * inv_diag_[i];
+        rz += r[i] * z[i];
+      }
+      block_rz_[k] = rz;
+      const int agg = static_cast<int>(kAggregate);
+      for (int c = blk.first / agg; c * agg < blk.last; ++c) {
+        double sum = 0;
+        for (int i = c * agg; i < std::min(blk.last, (c + 1) * agg); ++i) sum += r[i];
+        rc_[c] = sum;
       }
     }
   });
+  double rz = 0;
+  for (double v : block_rz_) rz += v;
+  return rz;
 }
 
 PpeSolver::Result PpeSolver::solve(const Eigen::VectorXd& b, Eigen::VectorXd& x, double tolerance,
@@ -222,9 +235,19 @@ PpeSolver::Result PpeSolver::solve(const Eigen::VectorXd& b, Eigen::VectorXd& x,
     res.converged = true;
     return res;
   }
-  precondition(r_, z_);
-  double rz = dot(r_, z_);
-  p_ = z_;
+  const int agg = static_cast<int>(kAggregate);
+  // p = z + P xc + beta p (the coarse part of the preconditioner added here).
+  auto update_p = [&](double beta) {
+    parallel_for(m, kRowGrain, [&](std::size_t b0, std::size_t b1) {
+      for (std::size_t i = b0; i < b1; ++i) {
+        const Eigen::Index k = static_cast<Eigen::Index>(i);
+        p_[k] = z_[k] + xc_[k / agg] + beta * p_[k];
+      }
+    });
+  };
+  double rz = precondition(r_, z_);
+  p_.setZero();
+  update_p(0.0);
   for (int it = 1; it <= max_iterations; ++it) {
     const double pq = spmv_dot(p_, q_);
     if (!(pq > 0)) break;  // lost positive definiteness (or NaN): report not converged
@@ -248,16 +271,10 @@ PpeSolver::Result PpeSolver::solve(const Eigen::VectorXd& b, Eigen::VectorXd& x,
       res.converged = true;
       return res;
     }
-    precondition(r_, z_);
-    const double rz_new = dot(r_, z_);
+    const double rz_new = precondition(r_, z_);
     const double beta = rz_new / rz;
     rz = rz_new;
-    parallel_for(m, kRowGrain * 4, [&](std::size_t b0, std::size_t b1) {
-      for (std::size_t i = b0; i < b1; ++i) {
-        const Eigen::Index k = static_cast<Eigen::Index>(i);
-        p_[k] = z_[k] + beta * p_[k];
-      }
-    });
+    update_p(beta);
   }
   return res;
 }
