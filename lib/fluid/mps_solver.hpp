@@ -135,7 +135,7 @@ struct StepTiming {
 ///    D_i = A_ii − Σ_{k<i} (A_ik / D_k)(A_ik + τ (Σ_{j>k} A_kj − A_ik)), τ = 0.9 — the diagonal
 ///    ("DIC") factor, modified towards row-sum preservation (MIC, Bridson's "Fluid Simulation for
 ///    Computer Graphics", sec. 4.3.2, generalised to wide stencils); factored in independent blocks
-///    of 1024 rows so it also applies in parallel;
+///    of at least 2048 rows so it also applies in parallel;
 ///  - plus an additive coarse correction P A_c⁻¹ Pᵀ r over aggregates of 16 consecutive rows (rows
 ///    follow the particles' cell order, so an aggregate is a patch of neighbouring particles),
 ///    A_c = Pᵀ A P solved by sparse Cholesky: it removes the smooth error CG is slow on (at
@@ -145,8 +145,9 @@ struct StepTiming {
 class PpeSolver {
  public:
   using Matrix = Eigen::SparseMatrix<double, Eigen::RowMajor, int>;
-  /// Rows per independent block of the incomplete factor.
-  static constexpr std::size_t kBlockRows = 1024;
+  /// The incomplete factor is cut into floor(rows / kMinBlockRows) independent blocks (at least
+  /// one), each a whole number of aggregates.
+  static constexpr std::size_t kMinBlockRows = 2048;
   /// Consecutive rows per aggregate of the coarse correction.
   static constexpr std::size_t kAggregate = 16;
   /// Modification of the factor's diagonal (0: DIC, 1: fully modified IC).

@@ -33,17 +33,26 @@ void PpeSolver::compute(const Matrix& A) {
       if (inner[e] == i) diag_[i] = val[e];
     DATADYN_CHECK(diag_[i] > 0);
   }
-  // Blocks of kBlockRows rows are independent (block Jacobi over DIC), so they factor and solve in
+  // floor(m / kMinBlockRows) blocks (at least one) of equal size, rounded up to whole aggregates,
+  // are independent (block Jacobi over DIC), so they factor and solve in
   // parallel; the blocks depend on the row count only, not on the thread count. Each block keeps
   // its couplings compactly (strict lower and upper parts, row by row):
   // D_i = A_ii - sum_{c < i in the block} A_ic^2 / D_c.
-  const std::size_t nblocks = (static_cast<std::size_t>(m) + kBlockRows - 1) / kBlockRows;
+  const std::size_t mm = static_cast<std::size_t>(m);
+  if (mm == 0) {
+    blocks_.clear();
+    block_rz_.clear();
+    return;
+  }
+  const std::size_t wanted = std::max<std::size_t>(1, mm / kMinBlockRows);
+  const std::size_t rows = ((mm + wanted - 1) / wanted + kAggregate - 1) / kAggregate * kAggregate;
+  const std::size_t nblocks = std::max<std::size_t>(1, (mm + rows - 1) / rows);
   blocks_.resize(nblocks);
   parallel_for(nblocks, 1, [&](std::size_t k0, std::size_t k1) {
     for (std::size_t k = k0; k < k1; ++k) {
       Block& blk = blocks_[k];
-      blk.first = static_cast<int>(k * kBlockRows);
-      blk.last = std::min(m, static_cast<int>((k + 1) * kBlockRows));
+      blk.first = static_cast<int>(k * rows);
+      blk.last = std::min(m, static_cast<int>((k + 1) * rows));
       blk.lo_ptr.assign(1, 0);
       blk.up_ptr.assign(1, 0);
       blk.lo_col.clear();
@@ -129,7 +138,6 @@ double PpeSolver::precondition(const Eigen::VectorXd& r, Eigen::VectorXd& z) con
 }
 
 double PpeSolver::smooth(const Eigen::VectorXd& r, Eigen::VectorXd& z) const {
-  static_assert(kBlockRows % kAggregate == 0, "aggregates must not straddle blocks");
   parallel_for(blocks_.size(), 1, [&](std::size_t k0, std::size_t k1) {
     for (std::size_t k = k0; k < k1; ++k) {
       const Block& blk = blocks_[k];

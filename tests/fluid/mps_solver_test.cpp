@@ -133,3 +133,18 @@ TEST_CASE("failures are statuses naming the particle") {
     CHECK(r.position.y() < -s.scene.l0);
   }
 }
+
+TEST_CASE("a handful of particles: no inner particle, an empty PPE, they fall freely") {
+  TankShape shape;
+  shape.vertices = {{0, 0}, {0.5, 0}, {0.5, 0.5}, {0, 0.5}};
+  const Tank tank(shape, 0.02);
+  Points2 x(3, 2), v = Points2::Zero(3, 2);
+  x << 0.25, 0.3, 0.27, 0.3, 0.26, 0.32;
+  MpsSolver solver(tank, MpsParams{}, x, v);
+  for (int k = 0; k < 10; ++k) REQUIRE(solver.step(1e-3).status == StepStatus::Ok);
+  CHECK(solver.ppe_matrix().rows() == 0);
+  Points2 u;
+  solver.fluid_velocities(u);
+  // Free fall for 10 ms: v = g t, no pressure acting.
+  CHECK(u(0, 1) == doctest::Approx(-9.81 * 0.01).epsilon(1e-9));
+}
