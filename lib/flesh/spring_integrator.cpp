@@ -9,6 +9,20 @@
 namespace datadyn::flesh {
 namespace {
 
+/// Coefficients of the C1 cubic x̂(s) = ((q s + a) s + m0) s + p0 on the interval from x0 to x1
+/// for coordinate k (section 4: central-difference tangents, one-sided where prev or next is
+/// null). The per-coordinate twin of hermite_coefficients below, for the hot loops of apply.
+struct ScalarCubic {
+  double p0, m0, a, q;
+};
+inline ScalarCubic interval_cubic(const double* prev, const double* x0, const double* x1,
+                                  const double* next, Eigen::Index k) {
+  const double p0 = x0[k], p1 = x1[k];
+  const double m0 = prev ? 0.5 * (p1 - prev[k]) : p1 - p0;
+  const double m1 = next ? 0.5 * (next[k] - p0) : p1 - p0;
+  return {p0, m0, -3.0 * p0 - 2.0 * m0 + 3.0 * p1 - m1, 2.0 * p0 + m0 - 2.0 * p1 + m1};
+}
+
 // ------------------------------------------------------------------------------------------------
 // A forward-mode dual number with two derivative directions (ks, kd).
 struct Dual {
@@ -336,11 +350,7 @@ SpringApplyResult spring_apply(const std::vector<Points3>& targets, double dt,
           for (int c = 0; c < 3; ++c) {
             const Eigen::Index k = 3 * (n0 + i) + c;
             const std::size_t l = static_cast<std::size_t>(3 * i + c);
-            const double p0 = x0[k], p1 = x1[k];
-            const double m0 = prev ? 0.5 * (p1 - prev[k]) : p1 - p0;
-            const double m1 = next ? 0.5 * (next[k] - p0) : p1 - p0;
-            const double q = 2.0 * p0 + m0 - 2.0 * p1 + m1;
-            const double a = -3.0 * p0 - 2.0 * m0 + 3.0 * p1 - m1;
+            const auto [p0, m0, a, q] = interval_cubic(prev, x0, x1, next, k);
             const double alpha = a * alpha_scale, beta = q * beta_scale;
             const double target = ((q * s + a) * s + m0) * s + p0;
             out.data()[k] = target + M.phi11 * y[l] + M.phi12 * yv[l] - alpha * M.i1 - beta * M.j1;
@@ -354,16 +364,12 @@ SpringApplyResult spring_apply(const std::vector<Points3>& targets, double dt,
         for (int c = 0; c < 3; ++c) {
           const Eigen::Index k = 3 * (n0 + i) + c;
           const std::size_t l = static_cast<std::size_t>(3 * i + c);
-          const double p0 = x0[k], p1 = x1[k];
-          const double m0 = prev ? 0.5 * (p1 - prev[k]) : p1 - p0;
-          const double m1 = next ? 0.5 * (next[k] - p0) : p1 - p0;
-          const double q = 2.0 * p0 + m0 - 2.0 * p1 + m1;
-          const double a = -3.0 * p0 - 2.0 * m0 + 3.0 * p1 - m1;
+          const auto [p0, m0, a, q] = interval_cubic(prev, x0, x1, next, k);
           const double alpha = a * alpha_scale, beta = q * beta_scale;
           const double y0 = y[l], v0 = yv[l];
           y[l] = M.phi11 * y0 + M.phi12 * v0 - alpha * M.i1 - beta * M.j1;
           yv[l] = M.phi21 * y0 + M.phi22 * v0 - alpha * M.phi12 - beta * M.i1;
-          out.data()[k] = p1 + y[l];
+          out.data()[k] = x1[k] + y[l];
         }
       }
     }
