@@ -23,11 +23,11 @@ MassSpringSolver::MassSpringSolver(const ClothParams& params)
   x_ = rest_positions(params);
   v_ = Points3::Zero(n, 3);
   pinned_x_ = x_;
-  free_of_.assign(static_cast<std::size_t>(n), 0);
-  for (int p : pins_) free_of_[static_cast<std::size_t>(p)] = -1;
+  std::vector<int> free_of(static_cast<std::size_t>(n), 0);  // particle -> reduced row, -1: pinned
+  for (int p : pins_) free_of[static_cast<std::size_t>(p)] = -1;
   for (int i = 0; i < n; ++i)
-    if (free_of_[static_cast<std::size_t>(i)] >= 0) {
-      free_of_[static_cast<std::size_t>(i)] = static_cast<int>(free_.size());
+    if (free_of[static_cast<std::size_t>(i)] >= 0) {
+      free_of[static_cast<std::size_t>(i)] = static_cast<int>(free_.size());
       free_.push_back(i);
     }
 
@@ -37,27 +37,58 @@ MassSpringSolver::MassSpringSolver(const ClothParams& params)
   std::vector<Eigen::Triplet<double>> triplets;
   triplets.reserve(static_cast<std::size_t>(nf) + 4 * springs_.size());
   for (int f = 0; f < nf; ++f) triplets.emplace_back(f, f, params.mass);
-  pin_rhs_ = Eigen::MatrixXd::Zero(nf, 3);
-  for (const Spring& s : springs_) {
-    const int fi = free_of_[static_cast<std::size_t>(s.i)];
-    const int fj = free_of_[static_cast<std::size_t>(s.j)];
+  ThreeColumns pin_rhs = ThreeColumns::Zero(nf, 3);
+  spring_weight_.resize(springs_.size());
+  for (std::size_t k = 0; k < springs_.size(); ++k) {
+    const Spring& s = springs_[k];
+    const int fi = free_of[static_cast<std::size_t>(s.i)];
+    const int fj = free_of[static_cast<std::size_t>(s.j)];
     const double w = h2 * s.k;
+    spring_weight_[k] = w;
     if (fi >= 0) triplets.emplace_back(fi, fi, w);
     if (fj >= 0) triplets.emplace_back(fj, fj, w);
     if (fi >= 0 && fj >= 0) {
       triplets.emplace_back(fi, fj, -w);
       triplets.emplace_back(fj, fi, -w);
     } else if (fi >= 0) {
-      pin_rhs_.row(fi) -= w * x_.row(s.j);
+      pin_rhs.row(fi) -= w * x_.row(s.j);
     } else if (fj >= 0) {
-      pin_rhs_.row(fj) -= w * x_.row(s.i);
+      pin_rhs.row(fj) -= w * x_.row(s.i);
     }
   }
   Eigen::SparseMatrix<double> a(nf, nf);
   a.setFromTriplets(triplets.begin(), triplets.end());
-  ldlt_.compute(a);
-  if (ldlt_.info() != Eigen::Success)
+  if (!system_.compute(a))
     throw RunError("cloth: the system matrix M + h^2 L could not be factored");
+
+  // Everything per row of the system is kept in the factor's (fill-reducing) row order.
+  const Eigen::VectorXi& perm = system_.permuted_row();
+  row_particle_.assign(free_.size(), 0);
+  pin_rhs_.resize(nf, 3);
+  for (int f = 0; f < nf; ++f) {
+    row_particle_[static_cast<std::size_t>(perm[f])] = free_[static_cast<std::size_t>(f)];
+    pin_rhs_.row(perm[f]) = pin_rhs.row(f);
+  }
+  std::vector<int> count(static_cast<std::size_t>(nf) + 1, 0);
+  auto row_of = [&](int particle) {
+    const int f = free_of[static_cast<std::size_t>(particle)];
+    return f < 0 ? -1 : perm[f];
+  };
+  for (const Spring& s : springs_)
+    for (int r : {row_of(s.i), row_of(s.j)})
+      if (r >= 0) ++count[static_cast<std::size_t>(r) + 1];
+  for (std::size_t r = 0; r < static_cast<std::size_t>(nf); ++r) count[r + 1] += count[r];
+  incident_start_ = count;
+  incident_.resize(static_cast<std::size_t>(count.back()));
+  for (std::size_t k = 0; k < springs_.size(); ++k) {
+    const int ri = row_of(springs_[k].i), rj = row_of(springs_[k].j);
+    if (ri >= 0)
+      incident_[static_cast<std::size_t>(count[static_cast<std::size_t>(ri)]++)] =
+          static_cast<int>(2 * k);
+    if (rj >= 0)
+      incident_[static_cast<std::size_t>(count[static_cast<std::size_t>(rj)]++)] =
+          static_cast<int>(2 * k + 1);
+  }
 }
 
 void MassSpringSolver::set_state(const Points3& positions, const Points3& velocities) {
@@ -131,10 +162,9 @@ StepResult MassSpringSolver::step() {
   for (int i : pins_) x.row(i) = pinned_x_.row(i);
 
   const std::size_t ns = springs_.size();
+  const std::size_t nf = row_particle_.size();
   Points3 d(static_cast<Eigen::Index>(ns), 3);
-  Points3 b(n, 3);
-  Eigen::MatrixXd rhs(static_cast<Eigen::Index>(free_.size()), 3);
-  Eigen::MatrixXd sol(rhs.rows(), 3);
+  ThreeColumns rhs(static_cast<Eigen::Index>(nf), 3);
   std::vector<char> contact(static_cast<std::size_t>(n), 0);
   for (int it = 0; it < p.iterations; ++it) {
     // Local step (eq. 12): each spring's preferred direction at its rest length.
@@ -150,23 +180,26 @@ StepResult MassSpringSolver::step() {
           d.row(row) = sp.rest * (pinned_x_.row(sp.i) - pinned_x_.row(sp.j)).normalized();
       }
     });
-    // Global step (eq. 13): M y + h^2 J d, with k_s in J.
-    b = p.mass * y;
-    for (std::size_t s = 0; s < ns; ++s) {
-      const Spring& sp = springs_[s];
-      const Eigen::RowVector3d kd = (h2 * sp.k) * d.row(static_cast<Eigen::Index>(s));
-      b.row(sp.i) += kd;
-      b.row(sp.j) -= kd;
-    }
-    for (std::size_t r = 0; r < free_.size(); ++r)
-      rhs.row(static_cast<Eigen::Index>(r)) = b.row(free_[r]);
-    rhs -= pin_rhs_;
-    parallel_for(3, 1, [&](std::size_t c0, std::size_t c1) {
-      for (std::size_t c = c0; c < c1; ++c)
-        sol.col(static_cast<Eigen::Index>(c)) = ldlt_.solve(rhs.col(static_cast<Eigen::Index>(c)));
+    // Global step (eq. 13): M y + h^2 J d (k_s in J) minus the pinned columns, per system row,
+    // the springs of a particle summed in spring order.
+    parallel_for(nf, 512, [&](std::size_t r0, std::size_t r1) {
+      for (std::size_t r = r0; r < r1; ++r) {
+        Eigen::RowVector3d b = p.mass * y.row(row_particle_[r]);
+        for (int e = incident_start_[r]; e < incident_start_[r + 1]; ++e) {
+          const int code = incident_[static_cast<std::size_t>(e)];
+          const auto s = static_cast<std::size_t>(code >> 1);
+          const Eigen::RowVector3d kd = spring_weight_[s] * d.row(static_cast<Eigen::Index>(s));
+          if (code & 1)
+            b -= kd;
+          else
+            b += kd;
+        }
+        rhs.row(static_cast<Eigen::Index>(r)) = b - pin_rhs_.row(static_cast<Eigen::Index>(r));
+      }
     });
-    for (std::size_t r = 0; r < free_.size(); ++r)
-      x.row(free_[r]) = sol.row(static_cast<Eigen::Index>(r));
+    system_.solve_permuted(rhs);
+    for (std::size_t r = 0; r < nf; ++r)
+      x.row(row_particle_[r]) = rhs.row(static_cast<Eigen::Index>(r));
     project_to_colliders(x, &contact);
   }
 

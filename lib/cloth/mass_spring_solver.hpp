@@ -7,7 +7,9 @@
 /// by alternating a local step, d_s = r_s (x_i - x_j) / |x_i - x_j| for every spring s (eq. 12),
 /// and a global step (M + h^2 L) x = M y + h^2 J d (eq. 13) with L = sum k_s A_s A_s^T and
 /// J = sum k_s A_s S_s^T (k_s in both). The N x N matrix is the same for x, y and z: it is
-/// factored once (Eigen's SimplicialLDLT) and solved for three right-hand sides per iteration.
+/// factored once (Eigen's SimplicialLDLT, AMD ordering) and solved for the three right-hand sides
+/// together (ThreeColumnLdlt). The right-hand side is gathered per particle over its springs in
+/// spring order, so the local step and the assembly run in parallel with the bits of a serial run.
 /// Pinned particles are eliminated from the system (their positions are exact, no stiff term).
 /// After every global solve, particles inside the sphere or below the ground are projected to
 /// the surface plus a margin; at the end of the step the velocity's inward normal component is
@@ -16,10 +18,9 @@
 #include <vector>
 
 #include <Eigen/Core>
-#include <Eigen/SparseCholesky>
-#include <Eigen/SparseCore>
 
 #include "cloth/cloth_params.hpp"
+#include "cloth/three_column_ldlt.hpp"
 #include "core/types.hpp"
 
 namespace datadyn::cloth {
@@ -64,12 +65,16 @@ class MassSpringSolver {
   ClothParams params_;
   std::vector<Spring> springs_;
   std::vector<int> pins_;
-  std::vector<int> free_of_;  // particle -> row in the reduced system, -1 if pinned
-  std::vector<int> free_;     // reduced row -> particle
+  std::vector<int> free_;          // free particles, increasing
+  std::vector<int> row_particle_;  // row of the permuted reduced system -> particle
+  // Springs of each permuted row in spring order: 2 s if the particle is the spring's i, 2 s + 1
+  // if its j; the springs of row r are incident_[incident_start_[r] .. incident_start_[r + 1]).
+  std::vector<int> incident_start_, incident_;
+  std::vector<double> spring_weight_;  // h^2 k_s
   Triangles triangles_;
   Points3 x_, v_, pinned_x_;
-  Eigen::MatrixXd pin_rhs_;  // #free by 3: (M + h^2 L)_{free, pinned} x_pinned
-  Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> ldlt_;
+  ThreeColumns pin_rhs_;  // #free by 3, permuted rows: (M + h^2 L)_{free, pinned} x_pinned
+  ThreeColumnLdlt system_;
   double time_ = 0.0;
 };
 
