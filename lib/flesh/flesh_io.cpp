@@ -202,6 +202,24 @@ void read_fit_config(ConfigReader& r, FitConfig& c) {
   f.get("seed", c.fit.seed);
   f.get("iterations", c.fit.iterations, at_least(0));
   f.get("reject_mads", c.fit.reject_mads, non_negative());
+  f.get("shared_regions", c.shared_regions);
+  {
+    std::vector<bool> seen;
+    for (const auto& region : c.shared_regions) {
+      if (region.empty()) f.fail("shared_regions", "lists of one or more vertex ids");
+      for (const std::int64_t v : region) {
+        if (v < 0) f.fail("shared_regions", "vertex ids >= 0");
+        if (static_cast<std::size_t>(v) >= seen.size())
+          seen.resize(static_cast<std::size_t>(v) + 1);
+        if (seen[static_cast<std::size_t>(v)])
+          f.fail("shared_regions",
+                 "each vertex in one region at most (" + std::to_string(v) + " is listed twice)");
+        seen[static_cast<std::size_t>(v)] = true;
+      }
+    }
+  }
+  f.get("rigid_tolerance", c.rigid_tolerance, non_negative());
+  c.source = r.source();
   r.get("target_sequence", c.target_sequence);
   r.get("truth_sequence", c.truth_sequence);
   r.get("report", c.report);
@@ -263,6 +281,15 @@ void run_fit(app::Context& ctx) {
                     std::to_string(targets.back().frames[0].rows()) + " vertices, but " +
                     inputs[0].string() + " has " + std::to_string(targets[0].frames[0].rows()));
   }
+  const Eigen::Index vertex_count = targets[0].frames[0].rows();
+  for (std::size_t r = 0; r < c.shared_regions.size(); ++r)
+    for (std::size_t k = 0; k < c.shared_regions[r].size(); ++k)
+      if (c.shared_regions[r][k] >= vertex_count)
+        throw ConfigError(c.source,
+                          "/fit/shared_regions/" + std::to_string(r) + "/" + std::to_string(k),
+                          "a vertex id < " + std::to_string(vertex_count) +
+                              " (the vertex count of " + inputs[0].string() + ")",
+                          std::to_string(c.shared_regions[r][k]));
   if (ctx.dry_run()) {
     std::printf("would fit %ld springs to %zu sequence(s) and write %s\n",
                 static_cast<long>(targets[0].frames[0].rows()), targets.size(), out.c_str());
@@ -272,9 +299,30 @@ void run_fit(app::Context& ctx) {
   for (std::size_t s = 0; s < targets.size(); ++s)
     seqs.push_back({inputs[s].filename().string(), &targets[s].frames, &truths[s].frames,
                     1.0 / targets[s].frame_rate});
-  const std::size_t N = static_cast<std::size_t>(targets[0].frames[0].rows());
-  app::Progress progress("spring", 2 * N);
-  const auto fit = fit_springs(seqs, c.fit, [&](std::size_t done, std::size_t) {
+  const std::size_t N = static_cast<std::size_t>(vertex_count);
+  SpringFitParams params = c.fit;
+  std::vector<std::string> region_sources;
+  std::vector<bool> in_region(N, false);
+  for (const auto& region : c.shared_regions) {
+    params.shared_regions.emplace_back(region.begin(), region.end());
+    region_sources.push_back("explicit");
+    for (const std::int64_t v : region) in_region[static_cast<std::size_t>(v)] = true;
+  }
+  if (c.rigid_tolerance > 0) {
+    std::vector<Eigen::Index> rigid;
+    for (const Eigen::Index v : rigid_vertices(seqs, c.rigid_tolerance))
+      if (!in_region[static_cast<std::size_t>(v)]) rigid.push_back(v);
+    spdlog::info(
+        "{} of {} vertices stay within {} m of the target in every frame: one shared "
+        "region",
+        rigid.size(), N, c.rigid_tolerance);
+    if (!rigid.empty()) {
+      params.shared_regions.push_back(std::move(rigid));
+      region_sources.push_back("rigid");
+    }
+  }
+  app::Progress progress("spring", (params.reject_mads > 0 ? 2 : 1) * N);
+  const auto fit = fit_springs(seqs, params, [&](std::size_t done, std::size_t) {
     if (done > progress.done()) progress.tick(done - progress.done());
   });
   progress.finish();
@@ -303,6 +351,19 @@ void run_fit(app::Context& ctx) {
   report["ks"] = stats(ks);
   report["kd"] = stats(kd);
   report["overdamped_fraction"] = double((indicator.array() > 0).count()) / double(N);
+  report["shared_regions"] = json::array();
+  for (std::size_t r = 0; r < params.shared_regions.size(); ++r) {
+    const auto& region = params.shared_regions[r];
+    double pooled = 0.0;
+    for (const Eigen::Index v : region) pooled += fit.loss[v];
+    spdlog::info("shared region {} ({}): {} vertices, ks {:.6g} 1/s^2, kd {:.6g} 1/s", r,
+                 region_sources[r], region.size(), ks[region.front()], kd[region.front()]);
+    report["shared_regions"].push_back({{"source", region_sources[r]},
+                                        {"vertices", region.size()},
+                                        {"ks", ks[region.front()]},
+                                        {"kd", kd[region.front()]},
+                                        {"loss_m2", pooled}});
+  }
 
   io::CacheWriter w(out, ctx.provenance());
   w.write_array("/springs/ks", io::view(ks));

@@ -39,6 +39,14 @@ void read_simulate_config(app::ConfigReader& r, SimulateConfig& c);
 /// Config keys of `spring-fit fit`.
 struct FitConfig {
   SpringFitParams fit;
+  /// fit.shared_regions: lists of vertex ids, each list sharing one (ks, kd). Checked against
+  /// the inputs' vertex count once they are read (ConfigError naming the key).
+  std::vector<std::vector<std::int64_t>> shared_regions;
+  /// fit.rigid_tolerance (m, >= 0; 0 = off): the vertices whose ground truth stays this close
+  /// to the target in every frame (rigid_vertices), less those of explicit regions, share one
+  /// more region.
+  double rigid_tolerance = 0.0;
+  std::string source;  ///< the config's source, for errors found after the inputs are read
   std::string target_sequence = "quasistatic";
   std::string truth_sequence = "dynamic";
   std::string report;  ///< report JSON path; "" = <output without .h5>.report.json

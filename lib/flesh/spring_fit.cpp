@@ -20,31 +20,110 @@ std::uint64_t splitmix(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
+/// Row v of every frame of every sequence, laid out per sequence for vertex_loss.
+void gather_tracks(const std::vector<FitSequence>& sequences, Eigen::Index v,
+                   std::vector<VertexTrack>& tracks) {
+  tracks.resize(sequences.size());
+  for (std::size_t s = 0; s < sequences.size(); ++s) {
+    const auto& seq = sequences[s];
+    const Eigen::Index F = static_cast<Eigen::Index>(seq.target->size());
+    auto& t = tracks[s];
+    t.dt = seq.dt;
+    t.target.resize(F, 3);
+    t.truth.resize(F, 3);
+    for (Eigen::Index n = 0; n < F; ++n) {
+      t.target.row(n) = (*seq.target)[static_cast<std::size_t>(n)].row(v);
+      t.truth.row(n) = (*seq.truth)[static_cast<std::size_t>(n)].row(v);
+    }
+  }
+}
+
+/// One vertex's loss summed over the sequences, with derivatives in (ks, kd).
+double tracks_loss(const std::vector<VertexTrack>& tracks,
+                   const std::vector<std::vector<double>>& weights, double ks, double kd,
+                   Eigen::Vector2d* g, Eigen::Matrix2d* H) {
+  double L = 0.0;
+  if (g) g->setZero();
+  if (H) H->setZero();
+  for (std::size_t s = 0; s < tracks.size(); ++s) {
+    Eigen::Vector2d gs;
+    Eigen::Matrix2d Hs;
+    L += vertex_loss(tracks[s], weights[s], ks, kd, g ? &gs : nullptr, H ? &Hs : nullptr);
+    if (g) *g += gs;
+    if (H) *H += Hs;
+  }
+  return L;
+}
+
+/// Chain rule from (ks, kd) to u = (ln ks, ln kd).
+void to_log_space(const Eigen::Vector2d& k, Eigen::Vector2d* g, Eigen::Matrix2d* H) {
+  if (g) *g = g->cwiseProduct(k);
+  if (H) *H = k.asDiagonal() * (*H) * k.asDiagonal();
+}
+
 struct VertexProblem {
   std::vector<VertexTrack> tracks;
   const std::vector<std::vector<double>>* weights = nullptr;
 
   double loss(const Eigen::Vector2d& u, Eigen::Vector2d* g, Eigen::Matrix2d* H) const {
-    const double ks = std::exp(u[0]), kd = std::exp(u[1]);
-    double L = 0.0;
-    if (g) g->setZero();
-    if (H) H->setZero();
-    for (std::size_t s = 0; s < tracks.size(); ++s) {
-      Eigen::Vector2d gs;
-      Eigen::Matrix2d Hs;
-      L += vertex_loss(tracks[s], (*weights)[s], ks, kd, g ? &gs : nullptr, H ? &Hs : nullptr);
-      if (g) *g += gs;
-      if (H) *H += Hs;
-    }
-    // Chain rule to u = (ln ks, ln kd).
-    const Eigen::Vector2d k(ks, kd);
-    if (g) *g = g->cwiseProduct(k);
-    if (H) *H = k.asDiagonal() * (*H) * k.asDiagonal();
+    const Eigen::Vector2d k(std::exp(u[0]), std::exp(u[1]));
+    const double L = tracks_loss(tracks, *weights, k[0], k[1], g, H);
+    to_log_space(k, g, H);
     return L;
   }
 };
 
-Eigen::Vector2d genetic_initial_guess(const VertexProblem& P, const Eigen::Vector2d& lo,
+/// A shared region: one (ks, kd) for all its vertices, on the sum of their losses. The vertices
+/// are evaluated in parallel over fixed chunks and the chunk sums combined in order, so the
+/// result does not depend on the thread count.
+struct RegionProblem {
+  const std::vector<FitSequence>* sequences = nullptr;
+  const std::vector<std::vector<double>>* weights = nullptr;
+  const std::vector<Eigen::Index>* vertices = nullptr;
+  std::size_t grain = 64;
+
+  struct Sum {
+    double L = 0.0;
+    Eigen::Vector2d g = Eigen::Vector2d::Zero();
+    Eigen::Matrix2d H = Eigen::Matrix2d::Zero();
+  };
+
+  double loss(const Eigen::Vector2d& u, Eigen::Vector2d* g, Eigen::Matrix2d* H) const {
+    const Eigen::Vector2d k(std::exp(u[0]), std::exp(u[1]));
+    const bool derivatives = g || H;
+    const Sum total = parallel_reduce(
+        vertices->size(), grain, Sum{},
+        [&](std::size_t b, std::size_t e) {
+          std::vector<VertexTrack> tracks;
+          Sum part;
+          for (std::size_t i = b; i < e; ++i) {
+            gather_tracks(*sequences, (*vertices)[i], tracks);
+            Eigen::Vector2d gi;
+            Eigen::Matrix2d Hi;
+            part.L += tracks_loss(tracks, *weights, k[0], k[1], derivatives ? &gi : nullptr,
+                                  derivatives ? &Hi : nullptr);
+            if (derivatives) {
+              part.g += gi;
+              part.H += Hi;
+            }
+          }
+          return part;
+        },
+        [](Sum a, const Sum& b) {
+          a.L += b.L;
+          a.g += b.g;
+          a.H += b.H;
+          return a;
+        });
+    if (g) *g = total.g;
+    if (H) *H = total.H;
+    to_log_space(k, g, H);
+    return total.L;
+  }
+};
+
+template <class Problem>
+Eigen::Vector2d genetic_initial_guess(const Problem& P, const Eigen::Vector2d& lo,
                                       const Eigen::Vector2d& hi, const SpringFitParams& params,
                                       std::uint64_t vertex) {
   if (params.generations <= 0) return 0.5 * (lo + hi);
@@ -80,7 +159,8 @@ Eigen::Vector2d genetic_initial_guess(const VertexProblem& P, const Eigen::Vecto
 }
 
 /// Projected Levenberg-Marquardt in u = (ln ks, ln kd).
-Eigen::Vector2d descend(const VertexProblem& P, Eigen::Vector2d u, const Eigen::Vector2d& lo,
+template <class Problem>
+Eigen::Vector2d descend(const Problem& P, Eigen::Vector2d u, const Eigen::Vector2d& lo,
                         const Eigen::Vector2d& hi, const SpringFitParams& params, double* loss) {
   Eigen::Vector2d g;
   Eigen::Matrix2d H;
@@ -144,6 +224,21 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
+std::vector<Eigen::Index> rigid_vertices(const std::vector<FitSequence>& sequences,
+                                         double tolerance) {
+  DATADYN_CHECK(!sequences.empty());
+  DATADYN_CHECK_GE(tolerance, 0.0);
+  const Eigen::Index N = sequences[0].target->front().rows();
+  Eigen::VectorXd worst = Eigen::VectorXd::Zero(N);  // max over frames of ||x_D - x̂||^2
+  for (const auto& s : sequences)
+    for (std::size_t n = 0; n < s.target->size(); ++n)
+      worst = worst.cwiseMax(((*s.truth)[n] - (*s.target)[n]).rowwise().squaredNorm());
+  std::vector<Eigen::Index> out;
+  for (Eigen::Index v = 0; v < N; ++v)
+    if (worst[v] <= tolerance * tolerance) out.push_back(v);
+  return out;
+}
+
 SpringFitResult fit_springs(const std::vector<FitSequence>& sequences,
                             const SpringFitParams& params, const ProgressCallback& progress) {
   DATADYN_CHECK(!sequences.empty());
@@ -158,6 +253,20 @@ SpringFitResult fit_springs(const std::vector<FitSequence>& sequences,
       DATADYN_CHECK_EQ((*s.truth)[n].rows(), N);
     }
   }
+  const auto& regions = params.shared_regions;
+  std::vector<int> region_of(static_cast<std::size_t>(N), -1);
+  for (std::size_t r = 0; r < regions.size(); ++r) {
+    DATADYN_CHECK(!regions[r].empty());
+    for (const Eigen::Index v : regions[r]) {
+      DATADYN_CHECK(v >= 0 && v < N);
+      DATADYN_CHECK_EQ(region_of[static_cast<std::size_t>(v)], -1);
+      region_of[static_cast<std::size_t>(v)] = static_cast<int>(r);
+    }
+  }
+  std::vector<Eigen::Index> free_vertices;
+  for (Eigen::Index v = 0; v < N; ++v)
+    if (region_of[static_cast<std::size_t>(v)] < 0) free_vertices.push_back(v);
+
   const Eigen::Vector2d lo(std::log(params.ks_min), std::log(params.kd_min));
   const Eigen::Vector2d hi(std::log(params.ks_max), std::log(params.kd_max));
 
@@ -171,37 +280,43 @@ SpringFitResult fit_springs(const std::vector<FitSequence>& sequences,
   const std::size_t total = static_cast<std::size_t>(N) * static_cast<std::size_t>(passes);
   std::size_t done = 0;
   std::mutex progress_mutex;
+  const auto report_progress = [&](std::size_t count) {
+    if (!progress) return;
+    // The callback may log or throw to cancel: one caller at a time.
+    const std::lock_guard<std::mutex> lock(progress_mutex);
+    done += count;
+    progress(done, total);
+  };
   for (int pass = 0; pass < passes; ++pass) {
-    parallel_for(static_cast<std::size_t>(N), params.grain, [&](std::size_t b, std::size_t e) {
+    // Shared regions one after the other, each evaluated in parallel over its vertices. Their
+    // generators are seeded by (seed, N + region) so that the free vertices keep theirs.
+    for (std::size_t r = 0; r < regions.size(); ++r) {
+      RegionProblem P;
+      P.sequences = &sequences;
+      P.weights = &weights;
+      P.vertices = &regions[r];
+      P.grain = params.grain;
+      const Eigen::Vector2d start =
+          pass == 0 ? genetic_initial_guess(P, lo, hi, params, static_cast<std::uint64_t>(N) + r)
+                    : Eigen::Vector2d(U.row(regions[r].front()));
+      const Eigen::Vector2d u = descend(P, start, lo, hi, params, nullptr);
+      for (const Eigen::Index v : regions[r]) U.row(v) = u.transpose();
+      report_progress(regions[r].size());
+    }
+    parallel_for(free_vertices.size(), params.grain, [&](std::size_t b, std::size_t e) {
       VertexProblem P;
       P.weights = &weights;
-      P.tracks.resize(sequences.size());
       for (std::size_t i = b; i < e; ++i) {
-        const Eigen::Index v = static_cast<Eigen::Index>(i);
-        for (std::size_t s = 0; s < sequences.size(); ++s) {
-          const auto& seq = sequences[s];
-          const Eigen::Index F = static_cast<Eigen::Index>(seq.target->size());
-          auto& t = P.tracks[s];
-          t.dt = seq.dt;
-          t.target.resize(F, 3);
-          t.truth.resize(F, 3);
-          for (Eigen::Index n = 0; n < F; ++n) {
-            t.target.row(n) = (*seq.target)[static_cast<std::size_t>(n)].row(v);
-            t.truth.row(n) = (*seq.truth)[static_cast<std::size_t>(n)].row(v);
-          }
-        }
+        const Eigen::Index v = free_vertices[i];
+        gather_tracks(sequences, v, P.tracks);
         const Eigen::Vector2d start =
-            pass == 0 ? genetic_initial_guess(P, lo, hi, params, i) : Eigen::Vector2d(U.row(v));
+            pass == 0 ? genetic_initial_guess(P, lo, hi, params, static_cast<std::uint64_t>(v))
+                      : Eigen::Vector2d(U.row(v));
         double L = 0.0;
         U.row(v) = descend(P, start, lo, hi, params, &L).transpose();
         loss[v] = L;
       }
-      if (progress) {
-        // The callback may log or throw to cancel: one caller at a time.
-        const std::lock_guard<std::mutex> lock(progress_mutex);
-        done += e - b;
-        progress(done, total);
-      }
+      report_progress(e - b);
     });
     if (pass + 1 < passes) {
       // Frame rejection: robust outliers of the per-frame error under the first fit.
@@ -221,6 +336,17 @@ SpringFitResult fit_springs(const std::vector<FitSequence>& sequences,
       }
     }
   }
+
+  // Each region vertex's own loss at the shared values.
+  for (const auto& region : regions)
+    parallel_for(region.size(), params.grain, [&](std::size_t b, std::size_t e) {
+      VertexProblem P;
+      P.weights = &weights;
+      for (std::size_t i = b; i < e; ++i) {
+        gather_tracks(sequences, region[i], P.tracks);
+        loss[region[i]] = P.loss(U.row(region[i]).transpose(), nullptr, nullptr);
+      }
+    });
 
   SpringFitResult result;
   result.springs.ks = U.col(0).array().exp();

@@ -30,6 +30,11 @@ struct SpringFitParams {
   /// loss, then the fit is refined. 0 disables it.
   double reject_mads = 25.0;
   std::size_t grain = 64;  ///< vertices per parallel chunk (fixed for determinism)
+  /// Vertex groups that share one (ks, kd), fitted on the region's pooled loss (the sum of its
+  /// vertices' eq. 14 losses, so gradients and Gauss-Newton matrices add). Section 7 / fig. 7:
+  /// regions that move rigidly end up stiff and overdamped and can share one parameter set.
+  /// @pre each region non-empty, vertex ids in [0, N), no vertex in two regions.
+  std::vector<std::vector<Eigen::Index>> shared_regions;
 };
 
 /// One training sequence: targets (quasistatic) and ground truth (dynamic), same vertices.
@@ -50,10 +55,17 @@ struct SequenceFitReport {
 };
 
 struct SpringFitResult {
-  Springs springs;       ///< #N fitted ks, kd
-  Eigen::VectorXd loss;  ///< #N final per-vertex loss (m^2)
+  Springs springs;       ///< #N fitted ks, kd (equal within each shared region)
+  Eigen::VectorXd loss;  ///< #N final per-vertex loss (m^2), at the shared values in a region
   std::vector<SequenceFitReport> sequences;
 };
+
+/// Vertices that behave rigidly: in every frame of every sequence the ground truth is within
+/// `tolerance` (m, >= 0) of the target, so the pose layer alone explains them (no secondary
+/// motion) and their springs are undetermined beyond "stiff enough". Ascending ids.
+/// @pre sequences as for fit_springs.
+std::vector<Eigen::Index> rigid_vertices(const std::vector<FitSequence>& sequences,
+                                         double tolerance);
 
 /// `progress` is called with (vertices done, 2 N or N) after each chunk, from one thread at a
 /// time (any worker thread).
@@ -62,7 +74,9 @@ struct SpringFitResult {
 /// in (ln ks, ln kd) preconditioned by the Gauss-Newton matrix of the exact forward-mode
 /// sensitivities (Levenberg-Marquardt damping, Armijo acceptance), clamped to the bounds. The
 /// loss of eq. 14 is summed over the sequences. With reject_mads > 0 the frames that disagree
-/// with the rest are then rejected and the fit refined from the result.
+/// with the rest are then rejected and the fit refined from the result. Each shared region is
+/// fitted the same way as one unknown (ks, kd) on its pooled loss, its vertices evaluated in
+/// parallel and summed in a fixed order.
 /// Deterministic for any thread count.
 /// @pre all sequences have the same vertex count N and at least 2 frames.
 SpringFitResult fit_springs(const std::vector<FitSequence>& sequences,

@@ -135,10 +135,76 @@ TEST_CASE("spring-fit: mismatched or broken training data is an error naming fil
                   (dir / "s.h5").string());
   CHECK(r.exit_code == 2);  // whole sequences only: refused, not ignored
   CHECK(r.err.find("--frames") != std::string::npos);
+  // Shared regions: malformed lists fail while reading the config, ids beyond the inputs' vertex
+  // count once the inputs are read; both name the key and exit 2 before anything is written.
+  write_pair(dir / "ok.h5", 5, 5, 10, 10, 30.0);
+  const auto fit_with = [&](const std::string& set) {
+    return run_command(kSpringFit + " fit -q -i " + (dir / "ok.h5").string() + " --set " + set +
+                       " -o " + (dir / "s.h5").string());
+  };
+  r = fit_with("fit.shared_regions=[[0,1],[1,2]]");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/fit/shared_regions") != std::string::npos);
+  CHECK(r.err.find("1 is listed twice") != std::string::npos);
+  r = fit_with("fit.shared_regions=[[0],[]]");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/fit/shared_regions") != std::string::npos);
+  r = fit_with("fit.shared_regions=[[0,-3]]");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/fit/shared_regions") != std::string::npos);
+  r = fit_with("fit.shared_regions=[[0,99]]");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/fit/shared_regions/0/1: expected a vertex id < 5") != std::string::npos);
+  CHECK(r.err.find("got 99") != std::string::npos);
+  r = fit_with("fit.rigid_tolerance=-1");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/fit/rigid_tolerance") != std::string::npos);
+  CHECK(!std::filesystem::exists(dir / "s.h5"));
   r = run_command(kSpringFit + " simulate -q --set motion.kind=dance -o " +
                   (dir / "x.h5").string());
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/motion/kind") != std::string::npos);
+}
+
+TEST_CASE("spring-fit: shared regions, explicit and rigid, get one ks and kd each") {
+  TempDir dir;
+  auto r = run_command(kSpringFit + " simulate" + kSmall + " -o " + (dir / "a.h5").string());
+  REQUIRE(r.exit_code == 0);
+  r = run_command(kSpringFit + " fit -q -i " + (dir / "a.h5").string() +
+                  " --set fit.shared_regions=[[3,4,5]] --set fit.rigid_tolerance=1e-9 -o " +
+                  (dir / "s.h5").string());
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  // The rigid vertices counted independently: ground truth equal to the target in every frame
+  // (the pinned vertices on the end caps; 1e-9 m is far below the free vertices' millimetres).
+  datadyn::io::CacheReader in(dir / "a.h5");
+  const auto qs = in.sequence("quasistatic"), dyn = in.sequence("dynamic");
+  const Eigen::Index N = static_cast<Eigen::Index>(qs.point_count());
+  std::vector<Eigen::Index> rigid;
+  for (Eigen::Index v = 0; v < N; ++v) {
+    double worst = 0.0;
+    for (std::size_t f = 0; f < qs.frame_count(); ++f)
+      worst = std::max(worst, (qs.positions(f).row(v) - dyn.positions(f).row(v)).norm());
+    if (worst <= 1e-9 && (v < 3 || v > 5)) rigid.push_back(v);
+  }
+  REQUIRE(!rigid.empty());
+  const auto report = read_json(dir / "s.report.json");
+  REQUIRE(report["shared_regions"].size() == 2);
+  CHECK(report["shared_regions"][0]["source"] == "explicit");
+  CHECK(report["shared_regions"][0]["vertices"] == 3);
+  CHECK(report["shared_regions"][1]["source"] == "rigid");
+  CHECK(report["shared_regions"][1]["vertices"] == rigid.size());
+  datadyn::io::CacheReader out(dir / "s.h5");
+  const auto ks = out.read_array<double>("/springs/ks").data;
+  const auto kd = out.read_array<double>("/springs/kd").data;
+  for (const std::size_t v : {4, 5}) {
+    CHECK(ks[v] == ks[3]);
+    CHECK(kd[v] == kd[3]);
+  }
+  for (const Eigen::Index v : rigid) {
+    CHECK(ks[static_cast<std::size_t>(v)] == ks[static_cast<std::size_t>(rigid[0])]);
+    CHECK(kd[static_cast<std::size_t>(v)] == report["shared_regions"][1]["kd"].get<double>());
+  }
 }
 
 TEST_CASE("spring-fit: fitted springs are the same on 1 and 2 threads") {
@@ -155,7 +221,8 @@ TEST_CASE("spring-fit: fitted springs are the same on 1 and 2 threads") {
   CHECK(a.read_array<double>("/springs/kd").data == b.read_array<double>("/springs/kd").data);
 }
 
-TEST_CASE("spring-fit: simulate follows a CMU motion capture, and a broken BVH names file and line") {
+TEST_CASE(
+    "spring-fit: simulate follows a CMU motion capture, and a broken BVH names file and line") {
   const std::string bvh = "/usr/share/assimp/models/BVH/01_01.bvh";
   if (!std::filesystem::exists(bvh)) {
     MESSAGE("assimp-testmodels not installed: skipped");
