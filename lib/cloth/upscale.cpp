@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/check.hpp"
+#include "core/parallel.hpp"
 
 namespace datadyn::cloth {
 namespace {
@@ -108,19 +109,21 @@ Points3 interpolate_upscale(const Eigen::Ref<const Points3>& mini, const Miniatu
   for (int i = 0; i < tny; ++i)
     tv[static_cast<std::size_t>(i)] = taps_1d(static_cast<double>(i) / f, g.my, method);
   Points3 out(static_cast<Eigen::Index>(tnx) * tny, 3);
-  for (int i = 0; i < tny; ++i) {
-    const Taps& a = tv[static_cast<std::size_t>(i)];
-    for (int j = 0; j < tnx; ++j) {
-      const Taps& b = tu[static_cast<std::size_t>(j)];
-      Eigen::RowVector3d v = Eigen::RowVector3d::Zero();
-      for (int ka = 0; ka < a.count; ++ka)
-        for (int kb = 0; kb < b.count; ++kb)
-          v += (a.weight[static_cast<std::size_t>(ka)] * b.weight[static_cast<std::size_t>(kb)]) *
-               mini.row(a.node[static_cast<std::size_t>(ka)] * g.mx +
-                        b.node[static_cast<std::size_t>(kb)]);
-      out.row(i * tnx + j) = f * v;
+  parallel_for(static_cast<std::size_t>(tny), 16, [&](std::size_t i0, std::size_t i1) {
+    for (auto i = static_cast<int>(i0); i < static_cast<int>(i1); ++i) {
+      const Taps& a = tv[static_cast<std::size_t>(i)];
+      for (int j = 0; j < tnx; ++j) {
+        const Taps& b = tu[static_cast<std::size_t>(j)];
+        Eigen::RowVector3d v = Eigen::RowVector3d::Zero();
+        for (int ka = 0; ka < a.count; ++ka)
+          for (int kb = 0; kb < b.count; ++kb)
+            v += (a.weight[static_cast<std::size_t>(ka)] * b.weight[static_cast<std::size_t>(kb)]) *
+                 mini.row(a.node[static_cast<std::size_t>(ka)] * g.mx +
+                          b.node[static_cast<std::size_t>(kb)]);
+        out.row(i * tnx + j) = f * v;
+      }
     }
-  }
+  });
   return out;
 }
 
@@ -130,24 +133,26 @@ Eigen::MatrixXf patch_inputs(const Eigen::Ref<const Points3>& mini_t2,
                              const PatchOptions& o) {
   const double f = g.factor;
   Eigen::MatrixXf in(36, g.patch_count());
-  for (int r = 0; r + 1 < g.my; ++r) {
-    for (int c = 0; c + 1 < g.mx; ++c) {
-      const int p = r * (g.mx - 1) + c;
-      const int nodes[4] = {r * g.mx + c, r * g.mx + c + 1, (r + 1) * g.mx + c,
-                            (r + 1) * g.mx + c + 1};
-      Eigen::RowVector3d centroid = Eigen::RowVector3d::Zero();
-      if (o.local)
-        for (int q : nodes) centroid += 0.25 * f * mini_t.row(q);
-      int k = 0;
-      for (int t = 0; t < 3; ++t) {
-        const auto& m = t == 0 ? mini_t2 : (t == 1 ? mini_t1 : mini_t);
-        for (int q : nodes) {
-          in.block(3 * k, p, 3, 1) = (f * m.row(q) - centroid).transpose().cast<float>();
-          ++k;
+  parallel_for(static_cast<std::size_t>(g.my - 1), 16, [&](std::size_t r0, std::size_t r1) {
+    for (auto r = static_cast<int>(r0); r < static_cast<int>(r1); ++r) {
+      for (int c = 0; c + 1 < g.mx; ++c) {
+        const int p = r * (g.mx - 1) + c;
+        const int nodes[4] = {r * g.mx + c, r * g.mx + c + 1, (r + 1) * g.mx + c,
+                              (r + 1) * g.mx + c + 1};
+        Eigen::RowVector3d centroid = Eigen::RowVector3d::Zero();
+        if (o.local)
+          for (int q : nodes) centroid += 0.25 * f * mini_t.row(q);
+        int k = 0;
+        for (int t = 0; t < 3; ++t) {
+          const auto& m = t == 0 ? mini_t2 : (t == 1 ? mini_t1 : mini_t);
+          for (int q : nodes) {
+            in.block(3 * k, p, 3, 1) = (f * m.row(q) - centroid).transpose().cast<float>();
+            ++k;
+          }
         }
       }
     }
-  }
+  });
   return in;
 }
 
@@ -173,23 +178,52 @@ Points3 assemble_patches(const Eigen::MatrixXf& outputs, const Eigen::Ref<const 
                          const MiniatureGrid& g, const PatchOptions& o) {
   DATADYN_CHECK_EQ(outputs.rows(), g.output_size());
   DATADYN_CHECK_EQ(outputs.cols(), g.patch_count());
-  const int f = g.factor, tnx = g.target_nx();
-  const Eigen::MatrixXf full = outputs + patch_base(mini_t, g, o);
-  Points3 sum = Points3::Zero(static_cast<Eigen::Index>(tnx) * g.target_ny(), 3);
-  Eigen::VectorXd count = Eigen::VectorXd::Zero(sum.rows());
-  for (int r = 0; r + 1 < g.my; ++r)
-    for (int c = 0; c + 1 < g.mx; ++c) {
-      const int p = r * (g.mx - 1) + c;
-      int k = 0;
-      for (int a = 0; a <= f; ++a)
-        for (int b = 0; b <= f; ++b, ++k) {
-          const int i = (f * r + a) * tnx + f * c + b;
-          sum.row(i) += full.block(3 * k, p, 3, 1).transpose().cast<double>();
-          count[i] += 1.0;
-        }
+  const int f = g.factor, tnx = g.target_nx(), tny = g.target_ny();
+  // The base the outputs are relative to (patch_base, float as the outputs): the bicubic target
+  // particle itself (residual) or the patch's centroid (local).
+  const Points3 cubic =
+      o.residual ? interpolate_upscale(mini_t, g, Interpolation::Bicubic) : Points3();
+  Eigen::Matrix<float, Eigen::Dynamic, 3, Eigen::RowMajor> centroid(g.patch_count(), 3);
+  if (o.local && !o.residual)
+    for (int r = 0; r + 1 < g.my; ++r)
+      for (int c = 0; c + 1 < g.mx; ++c)
+        centroid.row(r * (g.mx - 1) + c) =
+            (0.25 * f *
+             (mini_t.row(r * g.mx + c) + mini_t.row(r * g.mx + c + 1) +
+              mini_t.row((r + 1) * g.mx + c) + mini_t.row((r + 1) * g.mx + c + 1)))
+                .cast<float>();
+  // Each target particle gathers the patches that cover it in patch order and takes their mean.
+  Points3 out(static_cast<Eigen::Index>(tnx) * tny, 3);
+  auto covering = [f](int i, int last, int& lo, int& hi) {
+    lo = std::max(0, i % f == 0 ? i / f - 1 : i / f);
+    hi = std::min(i / f, last);
+  };
+  parallel_for(static_cast<std::size_t>(tny), 16, [&](std::size_t i0, std::size_t i1) {
+    for (auto ti = static_cast<int>(i0); ti < static_cast<int>(i1); ++ti) {
+      int r0 = 0, r1 = 0;
+      covering(ti, g.my - 2, r0, r1);
+      for (int tj = 0; tj < tnx; ++tj) {
+        int c0 = 0, c1 = 0;
+        covering(tj, g.mx - 2, c0, c1);
+        const int i = ti * tnx + tj;
+        Eigen::RowVector3f base = Eigen::RowVector3f::Zero();
+        if (o.residual) base = cubic.row(i).cast<float>();
+        Eigen::RowVector3d sum = Eigen::RowVector3d::Zero();
+        double count = 0.0;
+        for (int r = r0; r <= r1; ++r)
+          for (int c = c0; c <= c1; ++c) {
+            const int p = r * (g.mx - 1) + c;
+            const int k = (ti - f * r) * (f + 1) + (tj - f * c);
+            if (o.local && !o.residual) base = centroid.row(p);
+            const Eigen::RowVector3f v = outputs.block(3 * k, p, 3, 1).transpose() + base;
+            sum += v.cast<double>();
+            count += 1.0;
+          }
+        out.row(i) = sum / count;
+      }
     }
-  for (Eigen::Index i = 0; i < sum.rows(); ++i) sum.row(i) /= count[i];
-  return sum;
+  });
+  return out;
 }
 
 Points3 regressor_upscale(const Eigen::Ref<const Points3>& mini_t2,
