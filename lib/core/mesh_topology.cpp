@@ -96,4 +96,22 @@ std::vector<std::vector<int>> vertex_one_ring(const Tets& tets, int vertex_count
   return ring;
 }
 
+TetMesh remove_unused_vertices(const TetMesh& mesh) {
+  std::vector<int> index(static_cast<std::size_t>(mesh.vertices.rows()), -1);
+  for (Eigen::Index k = 0; k < mesh.tets.rows(); ++k)
+    for (int a = 0; a < 4; ++a) index[static_cast<std::size_t>(mesh.tets(k, a))] = 0;
+  int n = 0;
+  for (int& i : index)
+    if (i == 0) i = n++;
+  if (n == mesh.vertices.rows()) return mesh;
+  TetMesh out;
+  out.vertices.resize(n, 3);
+  for (std::size_t v = 0; v < index.size(); ++v)
+    if (index[v] >= 0) out.vertices.row(index[v]) = mesh.vertices.row(static_cast<Eigen::Index>(v));
+  out.tets = mesh.tets;
+  for (Eigen::Index k = 0; k < out.tets.rows(); ++k)
+    for (int a = 0; a < 4; ++a) out.tets(k, a) = index[static_cast<std::size_t>(out.tets(k, a))];
+  return out;
+}
+
 }  // namespace datadyn

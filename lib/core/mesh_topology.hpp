@@ -7,6 +7,7 @@
 
 #include <Eigen/Core>
 
+#include "core/tet_mesh.hpp"
 #include "core/types.hpp"
 
 namespace datadyn {
@@ -39,5 +40,11 @@ Triangles boundary_triangles(const Tets& tets);
 /// @return #V lists, each sorted ascending, without duplicates and without the vertex itself.
 /// @pre every index in tets is in [0, vertex_count).
 std::vector<std::vector<int>> vertex_one_ring(const Tets& tets, int vertex_count);
+
+/// The mesh without the vertices no tet uses (TetGen keeps unused input points; a lattice cut to
+/// a shape leaves some), the kept vertices renumbered in their original order.
+/// @param mesh #V by 3 vertices, #K by 4 tets.
+/// @return the same tets over #V' <= #V vertices.
+TetMesh remove_unused_vertices(const TetMesh& mesh);
 
 }  // namespace datadyn

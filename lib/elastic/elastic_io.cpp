@@ -14,6 +14,8 @@
 
 #include "core/errors.hpp"
 #include "core/lattice.hpp"
+#include "core/mesh_topology.hpp"
+#include "core/voxel_lattice.hpp"
 #include "elastic/procedural_examples.hpp"
 #include "io/mesh_loaders.hpp"
 #include "io/tetrahedralize.hpp"
@@ -35,7 +37,8 @@ void read_mesh(ConfigReader& r, MeshConfig& m) {
              {{"box", MeshKind::Box},
               {"cylinder", MeshKind::Cylinder},
               {"tetgen", MeshKind::TetGen},
-              {"obj", MeshKind::Obj}});
+              {"obj", MeshKind::Obj},
+              {"voxels", MeshKind::Voxels}});
   switch (m.kind) {
     case MeshKind::Box:
       r.get("resolution", m.resolution, app::at_least(2));
@@ -64,6 +67,15 @@ void read_mesh(ConfigReader& r, MeshConfig& m) {
       r.get("radius_edge_ratio", m.radius_edge_ratio, app::non_negative());
       if (m.radius_edge_ratio != 0.0 && m.radius_edge_ratio < 1.1)
         r.fail("radius_edge_ratio", "0 (no quality bound) or a number >= 1.1");
+      break;
+    case MeshKind::Voxels:
+      r.require("file", m.file);
+      r.get("scale", m.scale, app::positive());
+      r.get("cell_size", m.cell_size, app::positive());
+      r.get_enum("fill", m.fill,
+                 {{"cover", std::string("cover")}, {"inside", std::string("inside")}});
+      r.get("tets_per_cell", m.tets_per_cell, app::in_range(5, 6));
+      r.get("largest_component", m.largest_component);
       break;
   }
 }
@@ -203,8 +215,8 @@ Eigen::VectorXd fractions(const Points3& x, int axis) {
   return s;
 }
 
-TetMesh body_mesh(const MeshConfig& m, const std::filesystem::path& base, const std::string& where,
-                  const NoteCallback& note) {
+TetMesh body_mesh(const MeshConfig& m, const std::filesystem::path& base, const std::string& source,
+                  const std::string& where, const NoteCallback& note) {
   switch (m.kind) {
     case MeshKind::Box: {
       BoxLatticeSpec s;
@@ -250,27 +262,33 @@ TetMesh body_mesh(const MeshConfig& m, const std::filesystem::path& base, const 
              std::to_string(mesh.tets.rows()) + " tets");
       return mesh;
     }
+    case MeshKind::Voxels: {
+      const auto path = resolve(base, m.file);
+      SurfaceMesh surface = load_obj(path);
+      surface.vertices *= m.scale;
+      if (surface.triangles.rows() == 0)
+        throw IoError(path.string() + ": no triangles to fill (" + where + "/file)");
+      VoxelLatticeSpec spec;
+      spec.cell_size = m.cell_size;
+      spec.fill = m.fill == "inside" ? VoxelFill::Inside : VoxelFill::Cover;
+      spec.tets_per_cell = m.tets_per_cell;
+      spec.largest_component = m.largest_component;
+      VoxelLattice v = voxel_lattice(surface, spec);
+      if (v.mesh.tets.rows() == 0)
+        throw ConfigError(source, where + "/cell_size",
+                          "a cell size small enough for cells inside " + path.string(),
+                          std::to_string(m.cell_size));
+      if (note)
+        note(where + ": " + path.string() + " filled with " + std::to_string(m.cell_size) +
+             " m cells: " + std::to_string(v.cells_inside) + " inside, " +
+             std::to_string(v.cells_surface) + " on the surface, " +
+             std::to_string(v.cells_dropped) + " dropped in " + std::to_string(v.components - 1) +
+             " smaller pieces; " + std::to_string(v.mesh.vertices.rows()) + " particles, " +
+             std::to_string(v.mesh.tets.rows()) + " tets");
+      return std::move(v.mesh);
+    }
   }
   return {};
-}
-
-/// Drops vertices in no tet (TetGen keeps unused input points) and renumbers.
-TetMesh without_unused_vertices(const TetMesh& mesh) {
-  std::vector<int> index(static_cast<std::size_t>(mesh.vertices.rows()), -1);
-  for (Eigen::Index k = 0; k < mesh.tets.rows(); ++k)
-    for (int a = 0; a < 4; ++a) index[static_cast<std::size_t>(mesh.tets(k, a))] = 0;
-  int n = 0;
-  for (int& i : index)
-    if (i == 0) i = n++;
-  if (n == mesh.vertices.rows()) return mesh;
-  TetMesh out;
-  out.vertices.resize(n, 3);
-  for (std::size_t v = 0; v < index.size(); ++v)
-    if (index[v] >= 0) out.vertices.row(index[v]) = mesh.vertices.row(static_cast<Eigen::Index>(v));
-  out.tets = mesh.tets;
-  for (Eigen::Index k = 0; k < out.tets.rows(); ++k)
-    for (int a = 0; a < 4; ++a) out.tets(k, a) = index[static_cast<std::size_t>(out.tets(k, a))];
-  return out;
 }
 
 }  // namespace
@@ -307,7 +325,7 @@ Scene build_scene(const SceneConfig& config, const std::filesystem::path& base,
     const std::string where = "/bodies/" + std::to_string(bi);
     BodySetup s;
     s.name = bc.name;
-    s.mesh = without_unused_vertices(body_mesh(bc.mesh, base, where + "/mesh", note));
+    s.mesh = remove_unused_vertices(body_mesh(bc.mesh, base, source, where + "/mesh", note));
     const Eigen::Index n = s.mesh.vertices.rows();
     s.masses = lumped_masses(s.mesh, bc.density);
     s.params = bc.params;

@@ -36,7 +36,7 @@
 namespace datadyn::elastic {
 
 /// Where a body's tet mesh comes from.
-enum class MeshKind { Box, Cylinder, TetGen, Obj };
+enum class MeshKind { Box, Cylinder, TetGen, Obj, Voxels };
 
 struct MeshConfig {
   MeshKind kind = MeshKind::Box;
@@ -54,7 +54,11 @@ struct MeshConfig {
   std::string file;                ///< .node/.ele stem or file, or a closed .obj surface
   double max_volume = 0.0;         ///< obj: TetGen's largest tet volume (m^3), 0 = none
   double radius_edge_ratio = 2.0;  ///< obj: TetGen's quality bound, 0 = none
-  double scale = 1.0;              ///< tetgen / obj: factor applied to the file's coordinates
+  double scale = 1.0;              ///< tetgen / obj / voxels: factor on the file's coordinates
+  // voxels: a lattice filling an .obj surface that need not be closed (core/voxel_lattice.hpp)
+  double cell_size = 0.1;         ///< metres, after scale
+  std::string fill = "cover";     ///< cover | inside
+  bool largest_component = true;  ///< drop cells not connected to the largest group
 };
 
 /// One example pose: a procedural deformation of the rest pose, or a file with the same vertices.

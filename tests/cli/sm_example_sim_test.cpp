@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
@@ -70,6 +72,47 @@ TEST_CASE("sm-example-sim: the four-cylinder scene exports its embedded meshes")
   CHECK(cache.sequence("bend_particles").point_count() == 225);
 }
 
+TEST_CASE("sm-example-sim: the two-group scene fills the open Wuson character and embeds it") {
+  // The Wuson surface (Debian's assimp-testmodels, installed by make deps) is open and
+  // self-intersecting: TetGen refuses it, the voxel lattice fills it.
+  const std::string wuson = "/usr/share/assimp/models/OBJ/WusonOBJ.obj";
+  REQUIRE_MESSAGE(std::filesystem::exists(wuson), "install assimp-testmodels (make deps)");
+  TempDir dir;
+  const auto out = dir / "two.h5";
+  const auto r = run_command(kSim + " -q --frames 1-3 -c " + std::string(DATADYN_DATA_DIR) +
+                             "/../configs/elastic/two_groups.json -o " + out.string());
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  datadyn::io::CacheReader cache(out);
+  const auto s = cache.sequence("wuson");
+  CHECK(s.point_count() == 2117);  // every vertex of WusonOBJ.obj
+  CHECK(s.topology("triangles").rows() == 3732);
+  CHECK(std::get<std::string>(s.attributes().at("source")) == "embedded");
+  const auto p = cache.sequence("wuson_particles");
+  CHECK(p.point_count() > 1000);  // the teddy of figs. 6-7 has 1,280
+  CHECK(p.point_count() < 1600);
+  const auto group = p.read_static<int>("points/group");
+  CHECK(std::count(group.data.begin(), group.data.end(), 0) > 0);
+  CHECK(std::count(group.data.begin(), group.data.end(), 1) > 0);
+  // Frame 1 is the rest pose moved rigidly (the surface lies inside the lattice, so the
+  // barycentric embedding reproduces it): pairwise distances agree to float32 storage,
+  // 1e-6 relative on metre-sized distances.
+  const auto rest = s.read_static<double>("rest/position");
+  const auto x1 = s.positions(0);
+  double worst = 0.0;
+  for (std::size_t i = 0; i < 2117; i += 37) {
+    const std::size_t j = (i * 7 + 11) % 2117;
+    double d_rest = 0.0;
+    for (int c = 0; c < 3; ++c) d_rest += std::pow(rest.data[3 * i + c] - rest.data[3 * j + c], 2);
+    const double d1 =
+        (x1.row(static_cast<Eigen::Index>(i)) - x1.row(static_cast<Eigen::Index>(j))).norm();
+    worst = std::max(worst, std::abs(d1 - std::sqrt(d_rest)));
+  }
+  CHECK(worst < 1e-5);
+  const auto w = cache.read_array<double>("/elastic/wuson/weights");
+  CHECK(w.shape == datadyn::io::Shape{3, 2, 3});  // 3 frames, 2 groups, rest + 2 examples
+}
+
 TEST_CASE("sm-example-sim: config errors exit 2 and name the key") {
   TempDir dir;
   auto r = run_command(kSim + " --set bodies.0.alpha=1.5 -o " + (dir / "x.h5").string());
@@ -90,6 +133,20 @@ TEST_CASE("sm-example-sim: config errors exit 2 and name the key") {
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/bodies/0: body 'cuboid': group 0: the examples are linearly dependent") !=
         std::string::npos);
+  // A voxel body: a bad fill mode and a missing surface file.
+  std::ofstream(dir / "voxels.json") << R"({"bodies": [{"mesh": {"type": "voxels", "file": "a.obj",
+                                                           "fill": "outside"}}]})";
+  r = run_command(kSim + " -c " + (dir / "voxels.json").string() + " -o " +
+                  (dir / "x.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/bodies/0/mesh/fill") != std::string::npos);
+  CHECK(r.err.find("outside") != std::string::npos);
+  std::ofstream(dir / "voxels.json")
+      << R"({"bodies": [{"mesh": {"type": "voxels", "file": "a.obj"}}]})";
+  r = run_command(kSim + " -c " + (dir / "voxels.json").string() + " -o " +
+                  (dir / "x.h5").string());
+  CHECK(r.exit_code != 0);
+  CHECK(r.err.find("a.obj") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(dir / "x.h5"));
 }
 
