@@ -7,6 +7,15 @@
 /// entry of L is read once per pass for all three columns (memory traffic, not arithmetic, bounds
 /// a sparse triangular solve) instead of once per column. The arithmetic per column is the one of
 /// SimplicialLDLT::solve, in the same order.
+///
+/// Both substitutions run on two threads over the elimination tree: the tree is cut into a top
+/// (every ancestor of a cut subtree) and two groups of whole subtrees of about equal cost. The
+/// forward substitution is written row by row (y_i = c_i - sum_j L_ij y_j, j increasing: the
+/// order of the column-oriented form), so a subtree reads only its own rows: the groups run in
+/// parallel, then the top. The backward substitution runs the top first, then the groups. Every
+/// sum keeps its order, so the result has the same bits on one thread or two.
+
+#include <vector>
 
 #include <Eigen/Core>
 #include <Eigen/SparseCholesky>
@@ -37,10 +46,22 @@ class ThreeColumnLdlt {
   /// @param b #n by 3; returns #n by 3
   ThreeColumns solve(const Eigen::Ref<const ThreeColumns>& b) const;
 
+  /// Rows of the top, then of group 0 and of group 1, each increasing.
+  const std::vector<int>& schedule(int part) const {
+    return parts_[static_cast<std::size_t>(part)];
+  }
+
  private:
+  void forward(const std::vector<int>& rows, double* z) const;
+  void backward(const std::vector<int>& rows, double* z) const;
+
   Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> ldlt_;
   Eigen::VectorXi permuted_row_;
   Eigen::VectorXd inverse_diagonal_;  // 1 / D, as SimplicialLDLT::solve applies D^-1
+  // L row by row (strictly lower, columns increasing), for the forward substitution.
+  std::vector<int> row_start_, row_column_;
+  std::vector<double> row_value_;
+  std::vector<int> parts_[3];  // top, group 0, group 1
 };
 
 }  // namespace datadyn::cloth
