@@ -16,6 +16,7 @@ struct Taps {
   std::array<double, 4> weight{};
   int count = 0;
   void add(int i, double w) {
+    if (w == 0.0) return;  // e.g. Catmull-Rom at a node: one tap instead of four
     for (int k = 0; k < count; ++k)
       if (node[static_cast<std::size_t>(k)] == i) {
         weight[static_cast<std::size_t>(k)] += w;
