@@ -103,3 +103,37 @@ TEST_CASE("the same seed gives the same weights, a different seed different ones
   const double sd = std::sqrt(w.cast<double>().squaredNorm() / static_cast<double>(w.size()));
   CHECK(sd == doctest::Approx(std::sqrt(2.0 / 36)).epsilon(0.05));
 }
+
+TEST_CASE("batched prediction equals prediction patch by patch") {
+  // The upscaling network's shape over a 64 x 64 miniature's 3969 patches: predict() runs float
+  // GEMMs over blocks of 1024 columns; each column alone through the same network in double is the
+  // second method. Every output sums at most 64 products per layer over 4 layers, so float
+  // rounding stays below 4 * 64 * 2^-24 = 1.5e-5 of the magnitudes summed (about the outputs'
+  // here: inputs and weights of order 1); 2e-5 of the largest output, far below a wrong column.
+  const std::vector<int> sizes{36, 64, 64, 64, 27};
+  const Mlp<float> net(sizes, 5);
+  const Mlp<double> reference(sizes, net.parameters().cast<double>());
+  datadyn::learn::Standardizer in, out;
+  in.mean = random_matrix(36, 1, 6).col(0);
+  in.std = random_matrix(36, 1, 7).col(0).cwiseAbs().array() + 0.5;
+  out.mean = random_matrix(27, 1, 8).col(0);
+  out.std = random_matrix(27, 1, 9).col(0).cwiseAbs().array() + 0.5;
+  const Eigen::MatrixXd x = random_matrix(36, 3969, 10);
+  const Eigen::MatrixXf batched = datadyn::learn::predict(net, in, out, x.cast<float>());
+  REQUIRE(batched.cols() == 3969);
+  Eigen::MatrixXd single(27, 3969);
+  for (Eigen::Index j = 0; j < x.cols(); ++j) {
+    const Eigen::VectorXd xs = (x.col(j) - in.mean).cwiseQuotient(in.std);
+    single.col(j) = reference.forward(xs).cwiseProduct(out.std) + out.mean;
+  }
+  const double scale = single.cwiseAbs().maxCoeff();
+  const double error = (batched.cast<double>() - single).cwiseAbs().maxCoeff();
+  INFO("max |batched - single| = " << error << ", largest output " << scale);
+  CHECK(error <= 2e-5 * scale);
+  // And the float path column by column agrees with the batch to the same tolerance.
+  for (Eigen::Index j :
+       {Eigen::Index{0}, Eigen::Index{1023}, Eigen::Index{1024}, Eigen::Index{3968}}) {
+    const Eigen::MatrixXf one = datadyn::learn::predict(net, in, out, x.col(j).cast<float>());
+    CHECK((one - batched.col(j)).cwiseAbs().maxCoeff() <= 2e-5 * scale);
+  }
+}
