@@ -3,6 +3,8 @@
 /// Adam (Kingma and Ba 2014, algorithm 1) on a flat parameter vector: the optimiser of Lee, Oh,
 /// Lee 2019 (sec. 3.4, learning rate 1e-4).
 
+#include <utility>
+
 #include <Eigen/Core>
 
 namespace datadyn::learn {
@@ -20,6 +22,9 @@ class Adam {
   using Vector = Eigen::Matrix<Scalar, Eigen::Dynamic, 1>;
   Adam(Eigen::Index size, AdamParams params)
       : params_(params), m_(Vector::Zero(size)), v_(Vector::Zero(size)) {}
+  /// Continues from saved moments after `steps` steps (e.g. a training checkpoint).
+  Adam(AdamParams params, Vector m, Vector v, long steps)
+      : params_(params), m_(std::move(m)), v_(std::move(v)), t_(steps) {}
 
   /// One step: theta -= alpha m_hat / (sqrt(v_hat) + eps) for the gradient g of the loss.
   void step(Vector& theta, const Vector& g) {
@@ -35,6 +40,9 @@ class Adam {
     theta.array() -= step * m_.array() / ((v_.array() * inv_c2).sqrt() + eps);
   }
   long steps() const { return t_; }
+  /// First and second moment estimates (algorithm 1's m and v), one per parameter.
+  const Vector& first_moment() const { return m_; }
+  const Vector& second_moment() const { return v_; }
 
  private:
   AdamParams params_;

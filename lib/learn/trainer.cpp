@@ -4,6 +4,7 @@
 #include <limits>
 #include <numeric>
 #include <random>
+#include <sstream>
 
 #include "core/check.hpp"
 #include "core/parallel.hpp"
@@ -42,7 +43,8 @@ double output_mse(const Eigen::VectorXd& row_sums, const Standardizer& out, Eige
 }  // namespace
 
 TrainResult train_mlp(const Dataset& train, const Dataset& test, const TrainParams& params,
-                      const EpochCallback& on_epoch, const CheckpointCallback& on_checkpoint) {
+                      const EpochCallback& on_epoch, const CheckpointCallback& on_checkpoint,
+                      const TrainResult* resume) {
   DATADYN_CHECK_GT(train.size(), 0);
   DATADYN_CHECK_EQ(train.x.cols(), train.y.cols());
   DATADYN_CHECK_GE(params.batch_size, 1);
@@ -69,8 +71,46 @@ TrainResult train_mlp(const Dataset& train, const Dataset& test, const TrainPara
 
   double best = std::numeric_limits<double>::infinity();
   int since_best = 0;
+  int first_epoch = 1;
   result.network = net;
-  for (int epoch = 1; epoch <= params.max_epochs; ++epoch) {
+  if (resume) {
+    const TrainState& s = resume->state;
+    DATADYN_CHECK_EQ(s.parameters.size(), net.parameters().size());
+    DATADYN_CHECK_EQ(s.adam_m.size(), net.parameters().size());
+    DATADYN_CHECK_EQ(s.adam_v.size(), net.parameters().size());
+    DATADYN_CHECK_EQ(s.order.size(), order.size());
+    DATADYN_CHECK_EQ(resume->network.parameters().size(), net.parameters().size());
+    net.parameters() = s.parameters;
+    adam = Adam<float>(params.adam, s.adam_m, s.adam_v, s.adam_steps);
+    std::istringstream(s.batch_rng) >> rng;
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<Eigen::Index>(s.order[i]);
+    best = s.best_loss;
+    since_best = s.since_best;
+    first_epoch = s.epoch + 1;
+    result.network = resume->network;
+    result.history = resume->history;
+    result.best_epoch = resume->best_epoch;
+  }
+  auto save_state = [&](int epoch) {
+    TrainState& s = result.state;
+    s.epoch = epoch;
+    s.parameters = net.parameters();
+    s.adam_m = adam.first_moment();
+    s.adam_v = adam.second_moment();
+    s.adam_steps = adam.steps();
+    std::ostringstream text;
+    text << rng;
+    s.batch_rng = text.str();
+    s.order.assign(order.begin(), order.end());
+    s.best_loss = best;
+    s.since_best = since_best;
+  };
+  save_state(first_epoch - 1);
+  if (resume && params.patience > 0 && since_best >= params.patience) {  // it had stopped
+    result.stopped_early = resume->state.epoch < params.max_epochs;
+    return result;
+  }
+  for (int epoch = first_epoch; epoch <= params.max_epochs; ++epoch) {
     // Fisher-Yates with the generator's raw output (std::shuffle differs between libraries).
     for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng() % i]);
     for (Eigen::Index start = 0; start + batch <= n; start += batch) {
@@ -112,6 +152,7 @@ TrainResult train_mlp(const Dataset& train, const Dataset& test, const TrainPara
     } else {
       ++since_best;
     }
+    save_state(epoch);
     if (on_checkpoint && params.checkpoint_every > 0 && epoch % params.checkpoint_every == 0)
       on_checkpoint(result);
     if (params.patience > 0 && since_best >= params.patience) {

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include <Eigen/Core>
@@ -42,12 +43,26 @@ struct EpochReport {
   double test_loss = 0.0;   ///< the same on the test set (NaN without a test set)
 };
 
+/// Everything training needs to go on after an epoch exactly as if it had not stopped: with it,
+/// train_mlp resumed from a checkpoint gives the bits of an uninterrupted run.
+struct TrainState {
+  int epoch = 0;                    ///< epochs done
+  Eigen::VectorXf parameters;       ///< the current weights (not the best)
+  Eigen::VectorXf adam_m, adam_v;   ///< Adam's moment estimates
+  long adam_steps = 0;              ///< Adam steps done
+  std::string batch_rng;            ///< the batch-order mt19937_64, in its standard text form
+  std::vector<std::int64_t> order;  ///< sample order the next epoch's shuffle starts from
+  double best_loss = 0.0;           ///< the lowest loss so far (the plateau test's reference)
+  int since_best = 0;               ///< epochs since it improved by min_improvement
+};
+
 struct TrainResult {
   Mlp<float> network;  ///< the weights of the epoch with the lowest test loss
   Standardizer input, output;
   std::vector<EpochReport> history;
   int best_epoch = 0;
   bool stopped_early = false;
+  TrainState state;  ///< after the last epoch run
 };
 
 /// Called after each epoch; may throw to cancel.
@@ -57,10 +72,13 @@ struct TrainResult;
 using CheckpointCallback = std::function<void(const TrainResult&)>;
 
 /// Trains an Mlp of sizes {#in, hidden..., #out} on `train`, reporting the loss on `test` (may be
-/// empty: then the training loss decides the plateau).
+/// empty: then the training loss decides the plateau). With `resume` (a checkpoint's result from
+/// the same data and parameters), training continues after resume->state.epoch epochs.
+/// @pre resume's network has the sizes above and its state's vectors match them and the data
 TrainResult train_mlp(const Dataset& train, const Dataset& test, const TrainParams& params,
                       const EpochCallback& on_epoch = {},
-                      const CheckpointCallback& on_checkpoint = {});
+                      const CheckpointCallback& on_checkpoint = {},
+                      const TrainResult* resume = nullptr);
 
 /// MSE in output units of a trained network over a dataset (eq. 4).
 double mean_squared_error(const Mlp<float>& net, const Standardizer& in, const Standardizer& out,
