@@ -67,11 +67,11 @@ void PpeSolver::compute(const Matrix& A) {
           const double v = val[e];
           if (c < i) {
             blk.lo_col.push_back(c);
-            blk.lo_val.push_back(v);
+            blk.lo_val.push_back(static_cast<float>(v));
             s += v * inv_diag_[c] * (v + kMicTau * (upper_sum_[c] - v));
           } else {
             blk.up_col.push_back(c);
-            blk.up_val.push_back(v);
+            blk.up_val.push_back(static_cast<float>(v));
             up_sum += v;
           }
         }
@@ -103,23 +103,28 @@ void PpeSolver::build_coarse() {
   const int agg = static_cast<int>(kAggregate);
   const int mc = (m + agg - 1) / agg;
   std::vector<Eigen::Triplet<double>> t;
+  t.reserve(static_cast<std::size_t>(mc) * 16);
+  // slot[J]: position of coarse column J in `row` while row I is summed (-1: not yet there).
+  std::vector<int> slot(static_cast<std::size_t>(mc), -1);
   std::vector<std::pair<int, double>> row;
   for (int I = 0; I < mc; ++I) {
     row.clear();
     for (int i = I * agg; i < std::min(m, (I + 1) * agg); ++i) {
       for (int e = outer[i]; e < outer[i + 1]; ++e) {
         const int J = inner[e] / agg;
-        bool found = false;
-        for (auto& [c, v] : row)
-          if (c == J) {
-            v += val[e];
-            found = true;
-            break;
-          }
-        if (!found) row.emplace_back(J, val[e]);
+        int& k = slot[static_cast<std::size_t>(J)];
+        if (k < 0) {
+          k = static_cast<int>(row.size());
+          row.emplace_back(J, val[e]);
+        } else {
+          row[static_cast<std::size_t>(k)].second += val[e];
+        }
       }
     }
-    for (const auto& [c, v] : row) t.emplace_back(I, c, v);
+    for (const auto& [c, v] : row) {
+      t.emplace_back(I, c, v);
+      slot[static_cast<std::size_t>(c)] = -1;
+    }
   }
   Eigen::SparseMatrix<double> Ac(mc, mc);
   Ac.setFromTriplets(t.begin(), t.end());
@@ -143,7 +148,7 @@ double PpeSolver::smooth(const Eigen::VectorXd& r, Eigen::VectorXd& z) const {
       const Block& blk = blocks_[k];
       const int* lp = blk.lo_ptr.data();
       const int* lc = blk.lo_col.data();
-      const double* lv = blk.lo_val.data();
+      const float* lv = blk.lo_val.data();
       // (D + L) y = r
       for (int i = blk.first, row = 0; i < blk.last; ++i, ++row) {
         double s = r[i];
@@ -153,7 +158,7 @@ double PpeSolver::smooth(const Eigen::VectorXd& r, Eigen::VectorXd& z) const {
       // (I + D^-1 L^T) z = y, with r . z and the restriction of r on the way
       const int* up = blk.up_ptr.data();
       const int* uc = blk.up_col.data();
-      const double* uv = blk.up_val.data();
+      const float* uv = blk.up_val.data();
       double rz = 0;
       for (int i = blk.last - 1, row = blk.last - 1 - blk.first; i >= blk.first; --i, --row) {
         double s = 0;
