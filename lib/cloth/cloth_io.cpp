@@ -349,6 +349,7 @@ void read_cloth_config(app::ConfigReader& r, ClothConfig& c) {
   c.train.seed = static_cast<std::uint64_t>(seed);
   t.get("test_fraction", c.test_fraction, app::in_range(0.0, 0.9));
   t.get("checkpoint_every", c.train.checkpoint_every, at_least(0));
+  t.get("resume", c.resume);
   auto u = r.child("upscale");
   u.get("method", c.upscale_method);
   if (c.upscale_method != "network" && c.upscale_method != "bilinear" &&
@@ -484,6 +485,79 @@ void run_simulate(app::Context& ctx, const ClothConfig& config) {
   spdlog::info("wrote {}", out.string());
 }
 
+/// The training state of a checkpoint (learn::TrainState) under /checkpoint.
+void write_train_state(io::CacheWriter& w, const learn::TrainState& s) {
+  w.set_attribute("/checkpoint", "epoch", std::int64_t{s.epoch});
+  w.set_attribute("/checkpoint", "adam_steps", std::int64_t{s.adam_steps});
+  w.set_attribute("/checkpoint", "batch_rng", s.batch_rng);
+  w.set_attribute("/checkpoint", "best_loss", s.best_loss);
+  w.set_attribute("/checkpoint", "since_best", std::int64_t{s.since_best});
+  w.write_array("/checkpoint/parameters", io::view(s.parameters));
+  w.write_array("/checkpoint/adam_m", io::view(s.adam_m));
+  w.write_array("/checkpoint/adam_v", io::view(s.adam_v));
+  w.write_array("/checkpoint/order", io::view(s.order));
+}
+
+/// A checkpoint written by train, checked against the run that resumes it (same architecture,
+/// features and sequences; the data then decide the rest).
+learn::TrainResult read_checkpoint(const std::filesystem::path& path, const UpscaleModel& run,
+                                   const std::vector<int>& sizes, Eigen::Index train_pairs) {
+  const UpscaleModel m = read_model(path);
+  const std::string where = path.string() + ": ";
+  if (m.factor != run.factor || m.options.local != run.options.local ||
+      m.options.residual != run.options.residual || m.train_sequences != run.train_sequences ||
+      m.test_sequences != run.test_sequences || m.network.sizes() != sizes)
+    throw IoError(where +
+                  "/model: written for another run (DSDS factor, features, sequences or "
+                  "layer sizes); delete it or set train.resume=false");
+  io::CacheReader r(path);
+  if (!r.exists("/checkpoint"))
+    throw IoError(where + "/checkpoint: missing (a checkpoint without the training state)");
+  const auto a = r.attributes("/checkpoint");
+  learn::TrainResult result;
+  result.network = m.network;
+  result.input = m.input;
+  result.output = m.output;
+  result.history = m.history;
+  result.best_epoch = m.best_epoch;
+  learn::TrainState& s = result.state;
+  s.epoch = static_cast<int>(attribute_or<std::int64_t>(a, "epoch", -1));
+  s.adam_steps = static_cast<long>(attribute_or<std::int64_t>(a, "adam_steps", -1));
+  s.batch_rng = attribute_or<std::string>(a, "batch_rng", "");
+  s.best_loss = attribute_or<double>(a, "best_loss", 0.0);
+  s.since_best = static_cast<int>(attribute_or<std::int64_t>(a, "since_best", -1));
+  if (s.epoch < 1 || s.adam_steps < 0 || s.since_best < 0 || s.batch_rng.empty() ||
+      m.history.size() != static_cast<std::size_t>(s.epoch))
+    throw IoError(where +
+                  "/checkpoint: epoch, adam_steps, since_best, batch_rng or the loss "
+                  "history missing or inconsistent");
+  const auto n = static_cast<std::size_t>(m.network.parameters().size());
+  auto floats = [&](const std::string& name) {
+    const auto arr = r.read_array<float>("/checkpoint/" + name);
+    if (arr.size() != n)
+      throw IoError(where + "/checkpoint/" + name + ": expected " + std::to_string(n) +
+                    " values, got " + io::shape_string(arr.shape));
+    return Eigen::VectorXf(
+        Eigen::Map<const Eigen::VectorXf>(arr.data.data(), static_cast<Eigen::Index>(n)));
+  };
+  s.parameters = floats("parameters");
+  s.adam_m = floats("adam_m");
+  s.adam_v = floats("adam_v");
+  s.order = r.read_array<std::int64_t>("/checkpoint/order").data;
+  std::vector<char> seen(static_cast<std::size_t>(train_pairs), 0);
+  bool permutation = s.order.size() == seen.size();
+  for (std::size_t i = 0; permutation && i < s.order.size(); ++i) {
+    const std::int64_t k = s.order[i];
+    permutation = k >= 0 && k < train_pairs && !seen[static_cast<std::size_t>(k)];
+    if (permutation) seen[static_cast<std::size_t>(k)] = 1;
+  }
+  if (!permutation)
+    throw IoError(where + "/checkpoint/order: not an order of this run's " +
+                  std::to_string(train_pairs) + " training pairs (" +
+                  std::to_string(s.order.size()) + " stored)");
+  return result;
+}
+
 void run_train(app::Context& ctx, const ClothConfig& config) {
   const auto inputs = ctx.inputs();
   if (inputs.empty()) throw UsageError("-i/--input: give the target cache(s) from simulate");
@@ -559,13 +633,23 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
     m.best_epoch = r.best_epoch;
     return m;
   };
-  // Checkpoints: the best weights so far, atomically replaced, beside the output.
+  // Checkpoints: the best weights so far and the training state (/checkpoint), atomically
+  // replaced, beside the output; train.resume goes on from there.
   const auto checkpoint_path = std::filesystem::path(out.string() + ".checkpoint.h5");
   auto checkpoint = [&](const learn::TrainResult& r) {
     io::CacheWriter w(checkpoint_path, ctx.provenance());
     write_model(w, to_model(r));
+    write_train_state(w, r.state);
     w.commit();
   };
+  std::optional<learn::TrainResult> resume;
+  if (config.resume && std::filesystem::exists(checkpoint_path)) {
+    std::vector<int> sizes{36};
+    sizes.insert(sizes.end(), config.train.hidden.begin(), config.train.hidden.end());
+    sizes.push_back(3 * (f + 1) * (f + 1));
+    resume = read_checkpoint(checkpoint_path, model, sizes, train.size());
+    spdlog::info("resuming from {} after epoch {}", checkpoint_path.string(), resume->state.epoch);
+  }
   app::Progress progress("epoch", static_cast<std::size_t>(config.train.max_epochs));
   auto result = learn::train_mlp(
       train, test, config.train,
@@ -573,7 +657,7 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
         progress.tick(1, "train " + format("%.3e", e.train_loss) + " test " +
                              format("%.3e", e.test_loss) + " m^2");
       },
-      checkpoint);
+      checkpoint, resume ? &*resume : nullptr);
   progress.finish();
   model = to_model(result);
   spdlog::info("best epoch {} of {}{}", result.best_epoch, result.history.size(),

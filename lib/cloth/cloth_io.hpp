@@ -37,6 +37,7 @@ struct ClothConfig {
   PatchOptions features;            ///< local / residual (beyond the paper)
   learn::TrainParams train;
   double test_fraction = 0.2;  ///< share of sequences held out for the test loss (sec. 5)
+  bool resume = false;         ///< train: go on from <output>.checkpoint.h5 if it exists
   std::string upscale_method = "network";  ///< network | bilinear | biquadratic | bicubic
   int timing_frames = 30;  ///< evaluate: frames of the target simulation timed per sequence
 };

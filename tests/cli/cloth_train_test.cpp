@@ -84,6 +84,38 @@ TEST_CASE("cloth-train: simulate and upscale write the same bytes at --threads 1
   }
 }
 
+TEST_CASE("cloth-train: training resumed from its checkpoint ends with the uninterrupted model") {
+  TempDir dir;
+  const auto t = (dir / "t.h5").string();
+  REQUIRE(run_command(kTool + " simulate" + kSmall + " -o " + t).exit_code == 0);
+  const std::string train = kTool + " train" + kSmall + " --set train.checkpoint_every=1 -i " + t;
+  // Uninterrupted: 4 epochs. Interrupted: 2 epochs, then resumed to 4 from the checkpoint.
+  auto r = run_command(train + " -o " + (dir / "whole.h5").string());
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto part = (dir / "part.h5").string();
+  r = run_command(train + " --set train.max_epochs=2 -o " + part);
+  REQUIRE(r.exit_code == 0);
+  REQUIRE(std::filesystem::exists(part + ".checkpoint.h5"));
+  r = run_command(train + " --set train.resume=true --log-level info -o " + part);
+  REQUIRE(r.exit_code == 0);
+  // Training from scratch would end with the same model: the log shows it did resume.
+  CHECK(r.err.find("after epoch 2") != std::string::npos);
+  datadyn::io::CacheReader whole(dir / "whole.h5"), resumed(part);
+  for (int l = 0; l < 4; ++l)
+    for (const char* what : {"/weight", "/bias"}) {
+      const std::string path = "/model/layer_" + std::to_string(l) + what;
+      INFO(path);
+      CHECK(resumed.read_array<float>(path).data == whole.read_array<float>(path).data);
+    }
+  for (const char* path : {"/model/history/train_loss", "/model/history/test_loss"})
+    CHECK(resumed.read_array<double>(path).data == whole.read_array<double>(path).data);
+  // A checkpoint of another run (here: other hidden widths) is refused, naming the file.
+  r = run_command(train + " --set train.resume=true --set train.hidden=[32,32] -o " + part);
+  CHECK(r.exit_code != 0);
+  CHECK(r.err.find("checkpoint.h5") != std::string::npos);
+}
+
 TEST_CASE("cloth-train: simulate, train, upscale and evaluate chain through their files") {
   TempDir dir;
   const auto t = (dir / "t.h5").string(), m = (dir / "m.h5").string();
