@@ -3,13 +3,14 @@
 #include <tbb/global_control.h>
 
 #include <thread>
+#include <utility>
 
 #include <spdlog/spdlog.h>
 
 #include "app/frame_range.hpp"
 #include "app/logging.hpp"
-#include "core/errors.hpp"
 #include "app/version.hpp"
+#include "core/errors.hpp"
 
 namespace datadyn::app {
 
@@ -53,6 +54,56 @@ std::vector<std::string> reproducible_args(const std::vector<std::string>& args)
     if (!skip) out.push_back(a);
   }
   return out;
+}
+
+std::vector<std::string> shell_split(const std::string& line) {
+  std::vector<std::string> words;
+  std::string word;
+  bool in_word = false, quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '\'') {
+        quoted = false;
+      } else {
+        word += c;
+      }
+    } else if (c == ' ') {
+      if (in_word) words.push_back(std::exchange(word, {}));
+      in_word = false;
+    } else if (c == '\'') {
+      quoted = in_word = true;
+    } else if (c == '\\' && i + 1 < line.size()) {
+      word += line[++i];
+      in_word = true;
+    } else {
+      word += c;
+      in_word = true;
+    }
+  }
+  if (in_word) words.push_back(word);
+  return words;
+}
+
+std::string merged_command_line(const std::string& shard_command_line, const std::string& output) {
+  const std::vector<std::string> words = shell_split(shard_command_line);
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    if (w == "--shard") {
+      ++i;
+    } else if (w.rfind("--shard=", 0) == 0) {
+    } else if ((w == "-o" || w == "--output") && i + 1 < words.size()) {
+      out.push_back(w);
+      out.push_back(output);
+      ++i;
+    } else if (w.rfind("--output=", 0) == 0) {
+      out.push_back("--output=" + output);
+    } else {
+      out.push_back(w);
+    }
+  }
+  return shell_quote(out);
 }
 
 // ------------------------------------------------------------------------------------------------

@@ -137,4 +137,12 @@ std::string shell_quote(const std::vector<std::string>& args);
 /// the same for any thread count.
 std::vector<std::string> reproducible_args(const std::vector<std::string>& args);
 
+/// The words of a line made by shell_quote (plain words, '...' quoting, \' escapes).
+std::vector<std::string> shell_split(const std::string& line);
+
+/// The command line a cache merged from shards records: a shard's recorded line without
+/// `--shard K/N` and with its output (`-o`, `--output`) replaced by `output` - the line the
+/// single-machine run writing `output` records, so that the merged bytes equal that run's.
+std::string merged_command_line(const std::string& shard_command_line, const std::string& output);
+
 }  // namespace datadyn::app

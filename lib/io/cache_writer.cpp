@@ -10,6 +10,7 @@
 
 #include "core/errors.hpp"
 #include "io/cache.hpp"
+#include "io/cache_layout.hpp"
 #include "io/hdf5_handle.hpp"
 
 namespace datadyn::io {
@@ -40,6 +41,10 @@ bool is_floating(ElementType t) {
 bool is_integer(ElementType t) {
   return !is_floating(t);
 }
+
+}  // namespace
+
+namespace detail {
 
 /// Chunk extent along axis 0 for a static array: about 1 MiB per chunk.
 hsize_t static_chunk_rows(const Shape& shape, size_t element_size) {
@@ -105,7 +110,25 @@ void write_dataset(hid_t file, const std::string& file_name, const std::string& 
   }
 }
 
-}  // namespace
+Handle creation_plist_of(hid_t dataset) {
+  Handle dcpl(H5Dget_create_plist(dataset), H5Pclose);
+  if (dcpl.valid()) H5Pset_obj_track_times(dcpl.get(), false);
+  return dcpl;
+}
+
+Handle create_cache_file(const std::filesystem::path& path, const std::string& file_name) {
+  Handle fcpl(H5Pcreate(H5P_FILE_CREATE), H5Pclose);
+  // Creation order tracking off, default sizes: identical inputs give identical bytes.
+  return h5::check_id(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, fcpl.get(), H5P_DEFAULT), H5Fclose,
+                      file_name + ": cannot create " + path.string());
+}
+
+}  // namespace detail
+
+using detail::dataset_create_plist;
+using detail::element_size;
+using detail::parent_of;
+using detail::write_dataset;
 
 // --------------------------------------------------------------------------------------------
 // SequenceWriter
@@ -391,10 +414,7 @@ CacheWriter::CacheWriter(std::filesystem::path path, Provenance provenance, Writ
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec))
     throw IoError(w.file_name + ": cannot write: directory " + dir.string() + " does not exist");
-  Handle fcpl(H5Pcreate(H5P_FILE_CREATE), H5Pclose);
-  // Creation order tracking off, default sizes: identical inputs give identical bytes.
-  w.file = h5::check_id(H5Fcreate(w.tmp.c_str(), H5F_ACC_TRUNC, fcpl.get(), H5P_DEFAULT), H5Fclose,
-                        w.file_name + ": cannot create " + w.tmp.string());
+  w.file = detail::create_cache_file(w.tmp, w.file_name);
   provenance.created_utc = utc_now_iso8601();
   Handle root(H5Gopen2(w.file.get(), "/", H5P_DEFAULT), H5Gclose);
   const std::string where = w.file_name + ": /";
@@ -491,10 +511,21 @@ void CacheWriter::commit() {
   h5::check_status(H5Fflush(w.file.get(), H5F_SCOPE_GLOBAL), w.file_name + ": cannot flush");
   const hid_t id = w.file.release();
   h5::check_status(H5Fclose(id), w.file_name + ": cannot close " + w.tmp.string());
+  // The file's bytes depend on the order things were written; its canonical copy depends only
+  // on the content, so a cache merged from shards equals the single run's (cache_layout.hpp).
+  std::filesystem::path canonical = w.tmp;
+  canonical += "-canonical";
   std::error_code ec;
-  std::filesystem::rename(w.tmp, w.path, ec);
+  try {
+    detail::write_canonical_copy(w.tmp, canonical, w.file_name);
+  } catch (...) {
+    std::filesystem::remove(canonical, ec);
+    throw;  // the destructor removes w.tmp
+  }
+  std::filesystem::remove(w.tmp, ec);
+  std::filesystem::rename(canonical, w.path, ec);
   if (ec) {
-    std::filesystem::remove(w.tmp, ec);
+    std::filesystem::remove(canonical, ec);
     throw IoError(w.file_name + ": cannot rename the finished file into place: " + ec.message());
   }
   w.committed = true;

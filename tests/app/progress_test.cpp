@@ -28,3 +28,17 @@ TEST_CASE("reproducible_args: threads and logging flags are left out of the prov
                             "a.json"}) == V{"t", "-c", "a.json"});
   CHECK(reproducible_args(V{"t", "--set", "threads=3", "-v"}) == V{"t", "--set", "threads=3"});
 }
+
+TEST_CASE("shell_split and merged_command_line: a shard's line becomes the single run's") {
+  using V = std::vector<std::string>;
+  // shell_split inverts shell_quote, quotes and escaped quotes included.
+  for (const V& words : {V{"mps-gen", "-o", "db.h5"}, V{"x", "--set", "name=a b", "it's"},
+                         V{"x", "", "a'b'c", "--set=q r"}})
+    CHECK(shell_split(shell_quote(words)) == words);
+  CHECK(merged_command_line("mps-gen -c db.json --shard 3/10 -o db.3.h5", "db.h5") ==
+        "mps-gen -c db.json -o db.h5");
+  CHECK(merged_command_line("sim --shard=2/4 --output=part.h5 --set 'a=b c'", "all.h5") ==
+        "sim --output=all.h5 --set 'a=b c'");
+  CHECK(merged_command_line("sim --output 'my part.h5'", "my all.h5") ==
+        "sim --output 'my all.h5'");
+}

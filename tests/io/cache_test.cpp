@@ -12,10 +12,12 @@
 #include "core/errors.hpp"
 #include "core/types.hpp"
 #include "io/cache.hpp"
+#include "support/io_error.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace datadyn;
 using namespace datadyn::io;
+using datadyn::test::io_error_message;
 using datadyn::test::TempDir;
 
 namespace {
@@ -36,15 +38,6 @@ long resident_kib() {
   while (std::getline(in, line))
     if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
   return -1;
-}
-
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const IoError& e) {
-    return e.what();
-  }
-  return "(no IoError)";
 }
 
 /// A cache with one 3D sequence "s" of `frames` frames of n points, triangles, a rest pose.
@@ -351,19 +344,20 @@ TEST_CASE("cache: reader errors name the file and the dataset") {
   write_small_cache(good, 4, 12);
 
   SUBCASE("missing file") {
-    CHECK(message_of([&] { CacheReader r(dir / "nope.h5"); }).find("nope.h5: no such file") !=
+    CHECK(io_error_message([&] { CacheReader r(dir / "nope.h5"); }).find("nope.h5: no such file") !=
           std::string::npos);
   }
   SUBCASE("not HDF5") {
     std::ofstream(dir / "text.h5") << "hello";
-    CHECK(message_of([&] { CacheReader r(dir / "text.h5"); }).find("text.h5: not an HDF5 file") !=
-          std::string::npos);
+    CHECK(io_error_message([&] {
+            CacheReader r(dir / "text.h5");
+          }).find("text.h5: not an HDF5 file") != std::string::npos);
   }
   SUBCASE("truncated") {
     const auto cut = dir / "cut.h5";
     std::filesystem::copy_file(good, cut);
     std::filesystem::resize_file(cut, std::filesystem::file_size(good) / 2);
-    const std::string m = message_of([&] {
+    const std::string m = io_error_message([&] {
       CacheReader r(cut);
       auto s = r.sequence("s");
       for (std::size_t f = 0; f < s.frame_count(); ++f) s.positions(f);
@@ -384,7 +378,7 @@ TEST_CASE("cache: reader errors name the file and the dataset") {
     H5Tclose(type);
     H5Sclose(space);
     H5Fclose(f);
-    const std::string m = message_of([&] { CacheReader r(other); });
+    const std::string m = io_error_message([&] { CacheReader r(other); });
     CHECK(m.find("other.h5: /: attribute format: expected \"datadyn-cache\", got \"other\"") !=
           std::string::npos);
   }
@@ -404,14 +398,15 @@ TEST_CASE("cache: reader errors name the file and the dataset") {
     H5Sclose(space);
     H5Fclose(f);
     CacheReader r(bad);
-    const std::string m = message_of([&] { r.sequence("s"); });
+    const std::string m = io_error_message([&] { r.sequence("s"); });
     INFO(m);
     CHECK(m.find("shape.h5: /sequences/s/frame: expected int64 [5]") != std::string::npos);
   }
   SUBCASE("unknown sequence") {
     CacheReader r(good);
-    CHECK(message_of([&] { r.sequence("nope"); }).find("no such sequence (the cache has: s)") !=
-          std::string::npos);
+    CHECK(io_error_message([&] {
+            r.sequence("nope");
+          }).find("no such sequence (the cache has: s)") != std::string::npos);
   }
 }
 

@@ -14,11 +14,13 @@
 #include "core/errors.hpp"
 #include "core/mesh_invariants.hpp"
 #include "core/mesh_topology.hpp"
+#include "support/io_error.hpp"
 
 namespace datadyn {
 namespace {
 
 namespace fs = std::filesystem;
+using test::io_error_message;
 
 // A fresh directory under the system temp dir, removed with its content at scope exit.
 class TempDir {
@@ -47,17 +49,6 @@ class TempDir {
  private:
   fs::path path_;
 };
-
-// The IoError message of f(), or "" if it did not throw IoError.
-template <class F>
-std::string io_error_message(F&& f) {
-  try {
-    f();
-  } catch (const IoError& e) {
-    return e.what();
-  }
-  return "";
-}
 
 bool contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;

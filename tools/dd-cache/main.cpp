@@ -1,16 +1,18 @@
 // dd-cache: look into datadyn caches. `info` lists what a cache holds; `check` validates it and
-// reads every frame of every dataset (exit 1 naming file, dataset and frame on the first fault).
+// reads every frame of every dataset (exit 1 naming file, dataset and frame on the first fault);
+// `merge` joins the outputs of a sharded run into the cache the single run would have written.
 
 #include <cstdio>
 
 #include <spdlog/spdlog.h>
 
 #include "app/tool.hpp"
+#include "io/cache_merge.hpp"
 #include "io/cache_summary.hpp"
 
 int main(int argc, char** argv) {
   using datadyn::app::Context;
-  datadyn::app::Tool tool("dd-cache", "Inspect and check datadyn caches");
+  datadyn::app::Tool tool("dd-cache", "Inspect, check and merge datadyn caches");
   tool.command("info", "List the sequences, arrays, grids and provenance of caches",
                [](Context& ctx) {
                  if (ctx.inputs().empty())
@@ -27,5 +29,17 @@ int main(int argc, char** argv) {
       std::printf("%s: ok\n", in.c_str());
     }
   });
+  tool.command(
+      "merge", "Merge the caches of a sharded run (-i per shard) into one (-o)", [](Context& ctx) {
+        if (ctx.inputs().empty()) throw datadyn::UsageError("-i/--input: give the shards' caches");
+        const auto out = ctx.output();
+        if (out.empty()) throw datadyn::UsageError("-o/--output: give the merged cache");
+        const auto r =
+            datadyn::io::merge_caches(ctx.inputs(), out, [&](const std::string& shard_line) {
+              return datadyn::app::merged_command_line(shard_line, out.string());
+            });
+        spdlog::info("merged {} caches into {}: {} sequences, {} frames ({} split)",
+                     ctx.inputs().size(), out.string(), r.sequences, r.frames, r.split_sequences);
+      });
   return tool.run(argc, argv);
 }

@@ -1,0 +1,179 @@
+// The canonical layout of committed caches and the merge of shard outputs (lib/io/cache_merge.hpp):
+// the same content gives the same bytes whatever the order of writing, and shards merged equal the
+// single run byte for byte.
+
+#include "io/cache_merge.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+
+#include "core/errors.hpp"
+#include "core/types.hpp"
+#include "io/cache.hpp"
+#include "support/io_error.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace datadyn;
+using namespace datadyn::io;
+using datadyn::test::io_error_message;
+using datadyn::test::TempDir;
+
+namespace {
+
+std::string bytes_of(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+/// Pins created_utc for the duration of a test.
+struct FixedClock {
+  FixedClock() { setenv("SOURCE_DATE_EPOCH", "1700000000", 1); }
+  ~FixedClock() { unsetenv("SOURCE_DATE_EPOCH"); }
+};
+
+Points3 points_at(int sequence, int frame, int n) {
+  Points3 p(n, 3);
+  for (int i = 0; i < n; ++i)
+    p.row(i) << 0.01 * i + sequence, std::sin(0.1 * i + 0.05 * frame), -0.5 * i * frame;
+  return p;
+}
+
+/// What one run of a tool writes: sequences "a" and "b" (frames `first`..`last` of 1..6, points,
+/// a static rest pose and triangles), and a per-frame table /table (frame, values [F, 2]) outside
+/// /sequences, as sm-example-sim writes its weights. `reverse` writes the same content in another
+/// order: sequence b first, frames interleaved differently, statics after the frames.
+void write_run(const std::filesystem::path& path, const std::string& command_line, int first,
+               int last, bool reverse = false, const std::string& config = "{\"k\":1}") {
+  CacheWriter w(path, {"tool 1.0", command_line, config, ""});
+  const int n = 40;
+  std::vector<std::string> names = {"a", "b"};
+  if (reverse) std::swap(names[0], names[1]);
+  auto statics = [&](SequenceWriter& s, int id) {
+    s.set_attribute("id", std::int64_t{id});
+    const Points3 rest = points_at(id, 0, n);
+    s.write_static("rest/position", view(rest));
+    Triangles tris(n - 2, 3);
+    for (int i = 0; i < n - 2; ++i) tris.row(i) << i, i + 1, i + 2;
+    s.write_static("topology/triangles", view(tris));
+  };
+  for (const auto& name : names) {
+    auto& s = w.add_sequence(name, {30.0, 3});
+    if (!reverse) statics(s, name == "a" ? 0 : 1);
+  }
+  for (int f = first; f <= last; ++f)
+    for (const auto& name : names) {
+      const Points3 p = points_at(name == "a" ? 0 : 1, f, n);
+      w.sequence(name).append_frame(f, (f - 1) / 30.0, {{"points/position", view(p)}});
+    }
+  if (reverse)
+    for (const auto& name : names) statics(w.sequence(name), name == "a" ? 0 : 1);
+  std::vector<std::int64_t> frames;
+  std::vector<double> values;
+  for (int f = first; f <= last; ++f) {
+    frames.push_back(f);
+    values.push_back(0.1 * f);
+    values.push_back(1.0 - 0.1 * f);
+  }
+  w.write_array("/table/values", view(values, {frames.size(), 2}));
+  w.write_array("/table/frame", view(frames));
+  w.set_attribute("/table", "columns", std::vector<std::string>{"x", "y"});
+  w.commit();
+}
+
+}  // namespace
+
+TEST_CASE("cache: the same content in another order of writing gives the same bytes") {
+  FixedClock clock;
+  TempDir dir;
+  write_run(dir / "one.h5", "tool -o x.h5", 1, 6);
+  write_run(dir / "two.h5", "tool -o x.h5", 1, 6, true);
+  CHECK(bytes_of(dir / "one.h5") == bytes_of(dir / "two.h5"));
+  // A content change shows (the check can fail).
+  write_run(dir / "three.h5", "tool -o x.h5", 1, 5);
+  CHECK(bytes_of(dir / "one.h5") != bytes_of(dir / "three.h5"));
+}
+
+TEST_CASE("cache merge: three shards equal the single run byte for byte") {
+  FixedClock clock;
+  TempDir dir;
+  std::filesystem::create_directories(dir / "single");
+  std::filesystem::create_directories(dir / "merged");
+  write_run(dir / "single" / "out.h5", "tool -c x.json -o out.h5", 1, 6);
+  // Shards of 6 frames into 3: frames 1-2, 3-4, 5-6, each named after its shard.
+  for (int k = 1; k <= 3; ++k)
+    write_run(
+        dir / ("part" + std::to_string(k) + ".h5"),
+        "tool -c x.json --shard " + std::to_string(k) + "/3 -o part" + std::to_string(k) + ".h5",
+        2 * k - 1, 2 * k, k == 2);
+  // The tool gives the single run's command line; here the test strips the shard by hand.
+  const auto line = [](const std::string& shard_line) {
+    CHECK(shard_line == "tool -c x.json --shard 1/3 -o part1.h5");  // the first input's
+    return std::string("tool -c x.json -o out.h5");
+  };
+  // Inputs in any order: the frame numbers decide.
+  const MergeResult r = merge_caches({dir / "part1.h5", dir / "part3.h5", dir / "part2.h5"},
+                                     dir / "merged" / "out.h5", line);
+  CHECK(r.sequences == 2);
+  CHECK(r.frames == 12);
+  CHECK(r.split_sequences == 2);
+  CHECK(bytes_of(dir / "merged" / "out.h5") == bytes_of(dir / "single" / "out.h5"));
+  CacheReader merged(dir / "merged" / "out.h5");
+  CHECK(merged.sequence("b").frames() == std::vector<std::int64_t>{1, 2, 3, 4, 5, 6});
+  CHECK(merged.read_array<double>("/table/values").shape == Shape{6, 2});
+  for (const auto& e : std::filesystem::directory_iterator(dir / "merged"))
+    CHECK(e.path().filename() == "out.h5");  // no temporary file left
+}
+
+TEST_CASE("cache merge: shards that overlap or disagree are refused, naming files and dataset") {
+  FixedClock clock;
+  TempDir dir;
+  const auto same = [](const std::string& l) { return l; };
+  write_run(dir / "p1.h5", "tool", 1, 3);
+  write_run(dir / "p2.h5", "tool", 3, 6);
+  std::string m = io_error_message([&] {
+    merge_caches({dir / "p1.h5", dir / "p2.h5"}, dir / "m.h5", same);
+  });
+  CHECK(m.find("frame 3") != std::string::npos);
+  CHECK(m.find("p1.h5") != std::string::npos);
+  CHECK(m.find("p2.h5") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir / "m.h5"));
+
+  write_run(dir / "p3.h5", "tool", 4, 6, false, "{\"k\":2}");
+  m = io_error_message([&] { merge_caches({dir / "p1.h5", dir / "p3.h5"}, dir / "m.h5", same); });
+  CHECK(m.find("config_json") != std::string::npos);
+
+  // A damaged input names itself.
+  std::ofstream(dir / "bad.h5") << "not a cache";
+  m = io_error_message([&] { merge_caches({dir / "p1.h5", dir / "bad.h5"}, dir / "m.h5", same); });
+  CHECK(m.find("bad.h5") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir / "m.h5"));
+}
+
+TEST_CASE("cache merge: static arrays must agree between shards") {
+  FixedClock clock;
+  TempDir dir;
+  write_run(dir / "p1.h5", "tool", 1, 3);
+  {
+    // Frames 4-6 of a run whose rest pose differs: not a shard of the same run.
+    CacheWriter w(dir / "p2.h5", {"tool 1.0", "tool", "{\"k\":1}", ""});
+    auto& s = w.add_sequence("a", {30.0, 3});
+    s.set_attribute("id", std::int64_t{0});
+    Points3 rest = points_at(0, 0, 40);
+    rest(7, 1) += 1e-3;
+    s.write_static("rest/position", view(rest));
+    for (int f = 4; f <= 6; ++f) {
+      const Points3 p = points_at(0, f, 40);
+      s.append_frame(f, (f - 1) / 30.0, {{"points/position", view(p)}});
+    }
+    w.commit();
+  }
+  const std::string m = io_error_message([&] {
+    merge_caches({dir / "p1.h5", dir / "p2.h5"}, dir / "m.h5",
+                 [](const std::string& l) { return l; });
+  });
+  CHECK(m.find("/sequences/a/rest/position") != std::string::npos);
+  CHECK(m.find("differs") != std::string::npos);
+}
