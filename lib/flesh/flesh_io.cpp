@@ -171,6 +171,13 @@ void read_simulation_params(ConfigReader& r, FleshSimulationParams& p) {
     m.get("gravity", p.gravity);
   }
   if (p.pin_radius >= p.radius) r.child("body").fail("pin_radius", "a number < body.radius");
+  // Pinning only the centre line would leave a zero-energy mode: the body spins freely about
+  // it (a rigid rotation about the pinned line costs no corotated energy).
+  const double first_ring = p.radius / p.rings;
+  if (p.pin_radius + 1e-12 < first_ring)
+    r.child("body").fail("pin_radius",
+                         "a number >= body.radius / body.rings = " + std::to_string(first_ring) +
+                             " m (the innermost ring: the axis alone lets the body spin about it)");
 }
 
 void read_simulate_config(ConfigReader& r, SimulateConfig& c) {

@@ -209,13 +209,34 @@ FleshSimulationResult simulate_flesh(const FleshSimulationParams& p,
       if (pinned[static_cast<std::size_t>(v)]) x.row(v) = skinned.row(v);
   };
 
-  // Frame 0: the dynamic state starts at rest in the quasistatic equilibrium.
-  RowMatrix skinned = skin(0.0);
-  RowMatrix qs = skinned;
-  solver.solve(qs, nullptr, p.gravity, 4 * p.quasistatic_iterations);
-  RowMatrix x = qs, v = RowMatrix::Zero(V, 3);
+  // The quasistatic targets first: they depend on the bones only. Frame 0 from the skin with
+  // more iterations; later frames warm-started from the previous equilibrium carried along with
+  // the skin.
+  std::vector<RowMatrix> skinned(static_cast<std::size_t>(p.frames)),
+      qs(static_cast<std::size_t>(p.frames));
   for (int f = 0; f < p.frames; ++f) {
-    const double t = f / p.frame_rate;
+    const std::size_t k = static_cast<std::size_t>(f);
+    skinned[k] = skin(f / p.frame_rate);
+    if (f == 0) {
+      qs[k] = skinned[k];
+      solver.solve(qs[k], nullptr, p.gravity, 4 * p.quasistatic_iterations);
+    } else {
+      qs[k] = qs[k - 1] + (skinned[k] - skinned[k - 1]);
+      pin(qs[k], skinned[k]);
+      solver.solve(qs[k], nullptr, p.gravity, p.quasistatic_iterations);
+    }
+    if (!qs[k].allFinite())
+      throw RunError("flesh simulation: frame " + std::to_string(f) +
+                     ": quasistatic state is not finite");
+  }
+
+  // The dynamic state starts in the frame-0 equilibrium with the targets' velocity
+  // (x̂^1 - x̂^0)/Δt: the state the springs start from (x = x̂, x' = x̂' of the C1 cubic, whose
+  // first tangent is one-sided). Starting at rest instead would jolt the body wherever the
+  // motion is under way at t = 0 (every motion capture, the swing), a start-up transient the
+  // springs cannot have.
+  RowMatrix x = qs[0], v = (qs[1] - qs[0]) * p.frame_rate;
+  for (int f = 0; f < p.frames; ++f) {
     if (f > 0) {
       for (int s = 1; s <= p.substeps; ++s) {
         const double ts = (f - 1 + double(s) / p.substeps) / p.frame_rate;
@@ -227,19 +248,13 @@ FleshSimulationResult simulate_flesh(const FleshSimulationParams& p,
         v = (next - x) / dt;
         x = next;
       }
-      // Warm start: carry the previous equilibrium along with the skin, then solve.
-      const RowMatrix skinned_now = skin(t);
-      qs += skinned_now - skinned;
-      skinned = skinned_now;
-      pin(qs, skinned);
-      solver.solve(qs, nullptr, p.gravity, p.quasistatic_iterations);
     }
-    if (!x.allFinite() || !qs.allFinite())
+    if (!x.allFinite())
       throw RunError("flesh simulation: frame " + std::to_string(f) + ": state is not finite");
-    out.skinned.push_back(gather(skinned));
-    out.quasistatic.push_back(gather(qs));
+    out.skinned.push_back(gather(skinned[static_cast<std::size_t>(f)]));
+    out.quasistatic.push_back(gather(qs[static_cast<std::size_t>(f)]));
     out.dynamic.push_back(gather(x));
-    out.times.push_back(t);
+    out.times.push_back(f / p.frame_rate);
     if (progress) progress(static_cast<std::size_t>(f + 1), static_cast<std::size_t>(p.frames));
   }
   return out;

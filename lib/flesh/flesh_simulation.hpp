@@ -52,7 +52,11 @@ struct FleshSimulationResult {
   int tet_vertices = 0, tets = 0, pinned = 0;
 };
 
-/// Runs the simulation; `progress` is called once per frame.
+/// Runs the simulation; `progress` is called once per frame of the dynamic pass (after the
+/// quasistatic frames). The dynamic state starts in the frame-0 equilibrium with the targets'
+/// velocity (x̂^1 - x̂^0)/Δt, the state the springs start from (x = x̂, x' = x̂').
+/// @pre pinned vertices not all on one line (else the body spins freely about it): pin_radius
+/// >= radius / rings.
 /// @throws RunError naming the frame if a state stops being finite.
 FleshSimulationResult simulate_flesh(const FleshSimulationParams& params,
                                      const ProgressCallback& progress = {});

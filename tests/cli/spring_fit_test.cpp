@@ -21,7 +21,7 @@ namespace {
 const std::string kSpringFit = std::string(DATADYN_BIN_DIR) + "/spring-fit";
 // A coarse body and short motions: each simulate runs in well under a second.
 const std::string kSmall =
-    " -q --set body.layers=6 --set body.segments=8 --set body.rings=2 --set motion.frames=45"
+    " -q --set body.layers=6 --set body.segments=8 --set body.rings=3 --set motion.frames=45"
     " --set solver.substeps=2 --set solver.quasistatic_iterations=15";
 
 nlohmann::json read_json(const std::filesystem::path& p) {
@@ -96,7 +96,7 @@ TEST_CASE("spring-fit: simulate, fit on two motions, apply on a held-out one") {
   datadyn::io::CacheReader out(dir / "out.h5");
   CHECK(out.sequence("dynamic").frame_count() == 89);  // 44 intervals x 2 + 1
   // Springs fitted on other motions bring the held-out motion closer to its ground truth
-  // (measured 6.2 mm -> 4.0 mm rms; deterministic, so the margin only guards against
+  // (measured 1.44 mm -> 0.53 mm rms; deterministic, so the margin only guards against
   // regressions of the fit).
   const auto held_out = read_json(dir / "out.report.json");
   CHECK(held_out["rms_springs_m"].get<double>() < 0.8 * held_out["rms_target_m"].get<double>());
@@ -160,6 +160,12 @@ TEST_CASE("spring-fit: mismatched or broken training data is an error naming fil
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/fit/rigid_tolerance") != std::string::npos);
   CHECK(!std::filesystem::exists(dir / "s.h5"));
+  // Pins on the centre line only (rings of 0.06 m, pin radius 0.05 m) would let the body spin
+  // freely about it.
+  r = run_command(kSpringFit + " simulate -q --set body.rings=2 -o " + (dir / "x.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/body/pin_radius") != std::string::npos);
+  CHECK(r.err.find("innermost ring") != std::string::npos);
   r = run_command(kSpringFit + " simulate -q --set motion.kind=dance -o " +
                   (dir / "x.h5").string());
   CHECK(r.exit_code == 2);
