@@ -11,7 +11,7 @@ ifeq ($(CI),true)
   CMAKE_FLAGS += -DDATADYN_WERROR=ON
 endif
 
-.PHONY: all build deps configure test test-clients demo bench format clean
+.PHONY: all build deps configure test test-clients test-farm demo bench format clean
 
 all: build
 
@@ -28,13 +28,17 @@ build: deps configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
 # Tests that need Blender or ParaView carry the CTest label `clients`; `make test-clients`
-# installs both and runs them.
+# installs both and runs them. The Slurm test carries `farm`; `make test-farm` installs Slurm.
 test: build
-	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -LE clients
+	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -LE 'clients|farm'
 
 test-clients: build
 	@scripts/deps.sh --extra blender paraview python3-paraview
 	cd $(BUILD_DIR) && ctest --output-on-failure -L clients
+
+test-farm: build
+	@scripts/deps.sh --extra slurmctld slurmd slurm-client
+	cd $(BUILD_DIR) && ctest --output-on-failure -L farm
 
 demo: build
 	scripts/demo.sh $(BUILD_DIR)/bin out/demo
