@@ -549,6 +549,11 @@ void run_wave_edit(const EditParams& p, const EditRun& run) {
   } else {
     for (std::size_t t = 0; t < db.frames; ++t) frame_index.push_back(t);
   }
+  // Every shard selects the same slices (the selection does not depend on the frames); each
+  // writes its part of the frames, so dd-cache merge gives the single run's cache.
+  const app::IndexRange part = app::shard_range(frame_index.size(), run.shard);
+  frame_index = std::vector<std::size_t>(frame_index.begin() + static_cast<long>(part.begin),
+                                         frame_index.begin() + static_cast<long>(part.end));
   io::GridSpec out_spec;
   out_spec.nx = grid.nx;
   out_spec.ny = grid.ny;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "app/config.hpp"
+#include "app/shard.hpp"
 #include "io/cache.hpp"
 #include "wave/slice_blend.hpp"
 #include "wave/slice_selection.hpp"
@@ -52,6 +53,7 @@ void read_edit_params(app::ConfigReader& r, EditParams& p);
 struct EditRun {
   std::filesystem::path database, output, report, plot;
   std::optional<std::vector<std::int64_t>> frames;  ///< database frame numbers; all if empty
+  app::Shard shard;  ///< `--shard K/N`: the K-th contiguous part of those frames
   bool dry_run = false;
   io::Provenance provenance;
 };

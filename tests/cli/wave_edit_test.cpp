@@ -107,6 +107,37 @@ TEST_CASE("wave-edit: picks the simulations whose heights match the curve, write
   CHECK(r.err.find("features from") != std::string::npos);
 }
 
+TEST_CASE("wave-edit: shards of the frames merge into the single run's cache") {
+  TempDir dir;
+  write_database(dir / "db.h5", 4, 6);
+  std::ofstream(dir / "edit.json") << config();
+  std::filesystem::create_directories(dir / "single");
+  std::filesystem::create_directories(dir / "merged");
+  const std::string env =
+      "cd " + dir.path().string() + " && export SOURCE_DATE_EPOCH=1700000000 && ";
+  const std::string args = " -q -i ../db.h5 -c ../edit.json";
+  // The database's features are computed once (by the single run) and reused by the shards.
+  REQUIRE(run_command(env + "cd single && " + kTool + args + " -o surface.h5").exit_code == 0);
+  for (int k = 1; k <= 3; ++k) {
+    const auto r = run_command(env + "cd merged && " + kTool + args + " --shard " +
+                               std::to_string(k) + "/3 -o part" + std::to_string(k) + ".h5");
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(datadyn::io::CacheReader(dir / "merged" / ("part" + std::to_string(k) + ".h5"))
+              .sequence("surface")
+              .frames() == std::vector<std::int64_t>{2 * k - 1, 2 * k});
+  }
+  const auto r =
+      run_command(env + "cd merged && " + std::string(DATADYN_BIN_DIR) +
+                  "/dd-cache merge -q -i part1.h5 -i part2.h5 -i part3.h5 -o surface.h5");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  std::ifstream a(dir / "single" / "surface.h5", std::ios::binary),
+      b(dir / "merged" / "surface.h5", std::ios::binary);
+  CHECK(std::string(std::istreambuf_iterator<char>(a), {}) ==
+        std::string(std::istreambuf_iterator<char>(b), {}));
+}
+
 TEST_CASE("wave-edit: bad databases and bad edits are clear errors that write nothing") {
   TempDir dir;
   write_database(dir / "mixed.h5", 3, 3, 24.0);
@@ -138,7 +169,8 @@ TEST_CASE("wave-edit on an mps-gen dam-break database: H_n grows with the column
   // A coarse database (l0 = 2.5 cm, 1.5 s) of three columns, as configs/water/demo.sh makes.
   auto r = run_command(bin + "/mps-gen -q -c " + std::string(DATADYN_SOURCE_DIR) +
                        "/configs/water/db.json --set scene.l0=0.025 --set scene.duration=1.5 "
-                       "--set sweep.heights=0.25,0.36,0.48 -o " + (dir / "db.h5").string());
+                       "--set sweep.heights=0.25,0.36,0.48 -o " +
+                       (dir / "db.h5").string());
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   for (const char* s : {"0.4", "0.6", "1.0"}) {

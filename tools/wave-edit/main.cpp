@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
     run.report = report.empty() ? run.output.string() + ".report.json" : report;
     run.plot = plot.empty() ? run.output.string() + ".heights.svg" : plot;
     run.frames = ctx.frames();
+    run.shard = ctx.shard();
     run.dry_run = ctx.dry_run();
     run.provenance = ctx.provenance();
     wave::run_wave_edit(params, run);
