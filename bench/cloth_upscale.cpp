@@ -6,6 +6,7 @@
 // The network is trained here on one curtain run and measured on another
 // (1.2 times heavier), with the patch-local residual features (docs/tools/cloth-train.md).
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -25,15 +26,25 @@ double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
+/// Median of per-frame times: a step costs the same every frame (fixed iterations), and on shared
+/// cores the median ignores the frames another process took over.
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
 std::vector<datadyn::Points3> simulate(const datadyn::cloth::ClothParams& p, double* ms_per_step) {
   datadyn::cloth::MassSpringSolver sim(p);
   std::vector<datadyn::Points3> frames{sim.positions()};
-  const auto t0 = Clock::now();
+  std::vector<double> ms;
   for (int f = 1; f < p.frames; ++f) {
+    const auto t0 = Clock::now();
     if (!sim.step().ok) std::printf("diverged at frame %d\n", f);
+    ms.push_back(ms_since(t0));
     frames.push_back(sim.positions());
   }
-  *ms_per_step = ms_since(t0) / (p.frames - 1);
+  *ms_per_step = median(ms);
   return frames;
 }
 
@@ -84,8 +95,8 @@ int main() {
   const double train_s = ms_since(t_train) / 1000;
 
   // Upscaling time and errors over the held-out run, the miniature simulated with scaled forces.
-  double net_ms = 0.0, bil_ms = 0.0, net_err = 0.0, bil_err = 0.0, net_dsds = 0.0, bil_dsds = 0.0;
-  double in_ms = 0.0, mlp_ms = 0.0, asm_ms = 0.0;  // the network's parts
+  double net_err = 0.0, bil_err = 0.0, net_dsds = 0.0, bil_dsds = 0.0;
+  std::vector<double> net_t, in_t, mlp_t, asm_t, bil_t;  // per frame; the network's parts
   auto regress = [&](const Eigen::MatrixXf& x) {
     return datadyn::learn::predict(model.network, model.input, model.output, x);
   };
@@ -95,17 +106,17 @@ int main() {
     auto t0 = Clock::now();
     const Eigen::MatrixXf x =
         patch_inputs(mframes[t - 2], mframes[t - 1], mframes[t], grid, options);
-    in_ms += ms_since(t0);
+    in_t.push_back(ms_since(t0));
     auto t1 = Clock::now();
     const Eigen::MatrixXf y = regress(x);
-    mlp_ms += ms_since(t1);
+    mlp_t.push_back(ms_since(t1));
     t1 = Clock::now();
     const auto up = assemble_patches(y, mframes[t], grid, options);
-    asm_ms += ms_since(t1);
-    net_ms += ms_since(t0);
+    asm_t.push_back(ms_since(t1));
+    net_t.push_back(ms_since(t0));
     t0 = Clock::now();
     const auto bl = interpolate_upscale(mframes[t], grid, Interpolation::Bilinear);
-    bil_ms += ms_since(t0);
+    bil_t.push_back(ms_since(t0));
     net_err += (up - truth[t]).rowwise().norm().mean();
     bil_err += (bl - truth[t]).rowwise().norm().mean();
     auto d = [&](std::size_t k) { return downsample_downscale(truth[k], 127, 127, f); };
@@ -119,11 +130,14 @@ int main() {
                     .mean();
   }
   const double k = static_cast<double>(n - 2);
-  net_ms /= k, in_ms /= k, mlp_ms /= k, asm_ms /= k, bil_ms /= k, net_err /= k, bil_err /= k,
-      net_dsds /= k, bil_dsds /= k;
+  net_err /= k, bil_err /= k, net_dsds /= k, bil_dsds /= k;
+  const double net_ms = median(net_t), in_ms = median(in_t), mlp_ms = median(mlp_t),
+               asm_ms = median(asm_t), bil_ms = median(bil_t);
   const double ours = mini_ms + net_ms;
-  std::printf("cloth upscale: 127x127 curtain, %d iterations per step, %d frames, trained %.1f s\n",
-              target.iterations, target.frames, train_s);
+  std::printf(
+      "cloth upscale: 127x127 curtain, %d iterations per step, %d frames (times: median "
+      "over frames), trained %.1f s\n",
+      target.iterations, target.frames, train_s);
   std::printf("  target simulation      %8.2f ms/frame\n", target_ms);
   std::printf("  64x64 miniature        %8.2f ms/frame\n", mini_ms);
   std::printf("  network (3969 patches) %8.2f ms/frame   bilinear %.2f ms/frame\n", net_ms, bil_ms);
