@@ -199,8 +199,8 @@ TEST_CASE("still tank: stays still, hydrostatic pressure within 10 % away from t
   CHECK(vmax_end < 0.25 * c);
   for (std::size_t b = 0; b < depths.size(); ++b) {
     const double mean = sum[b] / count[b];
-    INFO("depth " << depths[b] << " m: mean pressure " << mean
-                  << " Pa, rho g d = " << rho * g * depths[b]);
+    MESSAGE("depth " << depths[b] << " m: mean pressure " << mean
+                     << " Pa, rho g d = " << rho * g * depths[b] << " Pa");
     CHECK(mean == doctest::Approx(rho * g * depths[b]).epsilon(0.10));
   }
 }
