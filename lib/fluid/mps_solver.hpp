@@ -85,7 +85,7 @@ struct MpsParams {
   /// PPE: stop when |b − A p| <= tolerance |b|. With b = γ (n* − n0)/(n0 dt²) a residual of
   /// 1e-4 |b| misses the step's density correction (γ = 5 % of the density error) by 1e-4 of
   /// itself, far below the particles' density noise; 1e-6 took 40 % more CG iterations for the
-  /// same dam-break front and still-tank figures (docs/tools/mps-gen.md).
+  /// same dam-break front and still-tank figures within 1 % (docs/tools/mps-gen.md).
   double ppe_tolerance = 1.0e-4;
   int ppe_max_iterations = 1000;  ///< PPE: fail beyond this many CG iterations
   double leak_depth = 1.0;        ///< in l0: a particle this far inside a solid has left the tank
