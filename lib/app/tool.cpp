@@ -174,6 +174,7 @@ struct Tool::Entry {
   std::string command;
   CommonOptions options;
   Handler handler;
+  Splits splits;
 };
 
 Tool::Tool(std::string name, std::string description)
@@ -220,8 +221,9 @@ void Tool::add_common_flags(CLI::App& app, CommonOptions& o) {
                "Validate everything, print what would be done, write nothing");
 }
 
-CLI::App& Tool::main(Handler handler) {
+CLI::App& Tool::main(Handler handler, Splits splits) {
   auto e = std::make_unique<Entry>();
+  e->splits = splits;
   e->app = &app_;
   e->handler = std::move(handler);
   add_common_flags(app_, e->options);
@@ -229,8 +231,10 @@ CLI::App& Tool::main(Handler handler) {
   return app_;
 }
 
-CLI::App& Tool::command(const std::string& name, const std::string& description, Handler handler) {
+CLI::App& Tool::command(const std::string& name, const std::string& description, Handler handler,
+                        Splits splits) {
   auto e = std::make_unique<Entry>();
+  e->splits = splits;
   e->app = app_.add_subcommand(name, description);
   e->command = name;
   e->handler = std::move(handler);
@@ -270,8 +274,11 @@ int Tool::run(int argc, char** argv) {
   try {
     Context ctx(name_, chosen->command, o, shell_quote(reproducible_args(args)));
     // Validate the flags that have a grammar before any work starts.
-    (void)ctx.frames();
-    (void)ctx.shard();
+    const std::string what = name_ + (chosen->command.empty() ? "" : " " + chosen->command);
+    if (ctx.frames() && !chosen->splits.frames)
+      throw UsageError("--frames: " + what + " works on whole sequences and takes no frame list");
+    if (ctx.shard().count != 1 && !chosen->splits.shards)
+      throw UsageError("--shard: " + what + " cannot be split into shards");
     tbb::global_control threads(tbb::global_control::max_allowed_parallelism,
                                 static_cast<std::size_t>(ctx.threads()));
     spdlog::info("{}{} {} ({} thread{})", name_,

@@ -107,15 +107,23 @@ class Context {
 
 using Handler = std::function<void(Context&)>;
 
+/// The ways a command splits its work. `--frames` or `--shard K/N` given to a command that does
+/// not split that way is refused (exit 2) before any work starts, never silently ignored.
+struct Splits {
+  bool frames = false;  ///< honours --frames
+  bool shards = false;  ///< honours --shard K/N
+};
+
 class Tool {
  public:
   Tool(std::string name, std::string description);
   ~Tool();
 
   /// For a tool without subcommands: the handler and the CLI11 app (to add tool flags to).
-  CLI::App& main(Handler handler);
+  CLI::App& main(Handler handler, Splits splits = {});
   /// A subcommand with the common flags.
-  CLI::App& command(const std::string& name, const std::string& description, Handler handler);
+  CLI::App& command(const std::string& name, const std::string& description, Handler handler,
+                    Splits splits = {});
 
   /// Parses argv, sets up logging and threads, runs the chosen handler and returns the exit code.
   int run(int argc, char** argv);

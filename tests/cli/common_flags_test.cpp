@@ -241,7 +241,8 @@ TEST_CASE(
     "dd-cache merge: shards of sm-example-sim and mps-gen equal the single run byte for byte") {
   TempDir dir;
   const std::string bin = DATADYN_BIN_DIR;
-  const std::string env = "cd " + dir.path().string() + " && export SOURCE_DATE_EPOCH=1700000000 && ";
+  const std::string env =
+      "cd " + dir.path().string() + " && export SOURCE_DATE_EPOCH=1700000000 && ";
   std::filesystem::create_directories(dir / "single");
   std::filesystem::create_directories(dir / "merged");
   // Frames sharded (sm-example-sim simulates from frame 1 and writes its part) and simulations
@@ -278,4 +279,25 @@ TEST_CASE(
   r = run_command(env + kCacheTool + " merge -i part1.h5");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("-o/--output") != std::string::npos);
+}
+
+TEST_CASE(
+    "a command that cannot split its work refuses --frames and --shard instead of ignoring them") {
+  TempDir dir;
+  const auto out = dir / "w.h5";
+  REQUIRE(run_command(kFixture + " -q --frames 1-2 -o " + out.string()).exit_code == 0);
+  auto r = run_command(kCacheTool + " check --shard 2/3 -i " + out.string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--shard: dd-cache check cannot be split into shards") != std::string::npos);
+  r = run_command(kCacheTool + " info --frames 1-2 -i " + out.string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--frames: dd-cache info works on whole sequences") != std::string::npos);
+  // cloth-train train reads whole caches: a shard would train a different model.
+  r = run_command(std::string(DATADYN_BIN_DIR) + "/cloth-train train --shard 1/2 -i " +
+                  out.string() + " -o " + (dir / "m.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--shard: cloth-train train cannot be split") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir / "m.h5"));
+  // 1/1 is the whole work: allowed everywhere.
+  CHECK(run_command(kCacheTool + " check -q --shard 1/1 -i " + out.string()).exit_code == 0);
 }

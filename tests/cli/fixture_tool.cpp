@@ -37,39 +37,41 @@ void read_wave(datadyn::app::ConfigReader& r, WaveParams& p) {
 int main(int argc, char** argv) {
   using namespace datadyn;
   app::Tool tool("datadyn-fixture", "Test fixture: writes a sine wave point sequence");
-  tool.main([](app::Context& ctx) {
-    const auto p = ctx.config<WaveParams>(read_wave);
-    std::vector<std::int64_t> frames;
-    for (int f = 1; f <= p.frames; ++f) frames.push_back(f);
-    if (auto sel = ctx.frames()) frames = *sel;
-    const auto part = app::shard_range(frames.size(), ctx.shard());
-    const auto out = ctx.output("wave.h5");
-    if (ctx.dry_run()) {
-      std::printf("would write %zu frames of %d points to %s\n", part.size(), p.points,
-                  out.c_str());
-      return;
-    }
-    io::CacheWriter writer(out, ctx.provenance());
-    auto& seq = writer.add_sequence("wave", {p.frame_rate, 3});
-    app::Progress progress("frame", part.size());
-    for (std::size_t k = part.begin; k < part.end; ++k) {
-      const std::int64_t f = frames[k];
-      if (f == p.fail_at_frame)
-        throw RunError("wave: frame " + std::to_string(f) + ": particle 0 diverged (test)");
-      const double t = static_cast<double>(f - 1) / p.frame_rate;
-      Points3 x(p.points, 3);
-      parallel_for(static_cast<std::size_t>(p.points), 16, [&](std::size_t b, std::size_t e) {
-        for (std::size_t i = b; i < e; ++i)
-          x.row(static_cast<Eigen::Index>(i)) << 0.01 * static_cast<double>(i),
-              p.amplitude * std::sin(0.2 * static_cast<double>(i) - 3.0 * t), 0.0;
-      });
-      seq.append_frame(f, t, {{"points/position", io::view(x)}});
-      if (p.sleep_ms > 0)
-        std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(p.sleep_ms));
-      progress.tick();
-    }
-    progress.finish();
-    writer.commit();
-  });
+  tool.main(
+      [](app::Context& ctx) {
+        const auto p = ctx.config<WaveParams>(read_wave);
+        std::vector<std::int64_t> frames;
+        for (int f = 1; f <= p.frames; ++f) frames.push_back(f);
+        if (auto sel = ctx.frames()) frames = *sel;
+        const auto part = app::shard_range(frames.size(), ctx.shard());
+        const auto out = ctx.output("wave.h5");
+        if (ctx.dry_run()) {
+          std::printf("would write %zu frames of %d points to %s\n", part.size(), p.points,
+                      out.c_str());
+          return;
+        }
+        io::CacheWriter writer(out, ctx.provenance());
+        auto& seq = writer.add_sequence("wave", {p.frame_rate, 3});
+        app::Progress progress("frame", part.size());
+        for (std::size_t k = part.begin; k < part.end; ++k) {
+          const std::int64_t f = frames[k];
+          if (f == p.fail_at_frame)
+            throw RunError("wave: frame " + std::to_string(f) + ": particle 0 diverged (test)");
+          const double t = static_cast<double>(f - 1) / p.frame_rate;
+          Points3 x(p.points, 3);
+          parallel_for(static_cast<std::size_t>(p.points), 16, [&](std::size_t b, std::size_t e) {
+            for (std::size_t i = b; i < e; ++i)
+              x.row(static_cast<Eigen::Index>(i)) << 0.01 * static_cast<double>(i),
+                  p.amplitude * std::sin(0.2 * static_cast<double>(i) - 3.0 * t), 0.0;
+          });
+          seq.append_frame(f, t, {{"points/position", io::view(x)}});
+          if (p.sleep_ms > 0)
+            std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(p.sleep_ms));
+          progress.tick();
+        }
+        progress.finish();
+        writer.commit();
+      },
+      datadyn::app::Splits{.frames = true, .shards = true});
   return tool.run(argc, argv);
 }

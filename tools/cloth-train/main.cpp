@@ -10,13 +10,17 @@ int main(int argc, char** argv) {
   auto config = [](app::Context& ctx) {
     return ctx.config<cloth::ClothConfig>(cloth::read_cloth_config);
   };
-  tool.command("simulate", "Simulate the target cloth: one sequence per run of the variations",
-               [&](app::Context& ctx) { cloth::run_simulate(ctx, config(ctx)); });
+  tool.command(
+      "simulate", "Simulate the target cloth: one sequence per run of the variations",
+      [&](app::Context& ctx) { cloth::run_simulate(ctx, config(ctx)); },
+      app::Splits{.shards = true});
   tool.command("train", "Train the upscaling network on target caches (-i) into a model (-o)",
                [&](app::Context& ctx) { cloth::run_train(ctx, config(ctx)); });
   std::string method;
-  tool.command("upscale", "Simulate the miniature (or read one, second -i) and upscale it",
-               [&](app::Context& ctx) { cloth::run_upscale(ctx, config(ctx), method); })
+  tool.command(
+          "upscale", "Simulate the miniature (or read one, second -i) and upscale it",
+          [&](app::Context& ctx) { cloth::run_upscale(ctx, config(ctx), method); },
+          app::Splits{.shards = true})
       .add_option("--method", method,
                   "network | bilinear | biquadratic | bicubic (default: config upscale.method)")
       ->check(CLI::IsMember({"network", "bilinear", "biquadratic", "bicubic"}));

@@ -14,25 +14,27 @@ int main(int argc, char** argv) {
   using namespace datadyn;
   app::Tool tool("mesh-export", "Export datadyn caches to OBJ, PLY, PC2, MDD, USDA, VDB, XDMF");
   app::MeshExportFlags flags;
-  CLI::App& cli = tool.main([&](app::Context& ctx) {
-    io::Provenance provenance;
-    const io::MeshExportParams params = app::mesh_export_params(ctx, flags, provenance);
-    auto note = [](const std::string& text) { spdlog::info("{}", text); };
-    if (params.dry_run) {
-      const auto plan = io::export_cache(params, provenance, {}, note);
-      std::printf("would write %zu files (%zu frames):\n", plan.files.size(), plan.frames);
-      for (const auto& f : plan.files) std::printf("%s\n", f.c_str());
-      return;
-    }
-    // Count the frames first (a dry run reads no frame data), so progress shows a total.
-    io::MeshExportParams plan_params = params;
-    plan_params.dry_run = true;
-    const auto plan = io::export_cache(plan_params, provenance, {}, {});
-    app::Progress progress("frame", plan.frames);
-    const auto result = io::export_cache(params, provenance, progress.callback(), note);
-    progress.finish();
-    spdlog::info("wrote {} files ({} frames)", result.files.size(), result.frames);
-  });
+  CLI::App& cli = tool.main(
+      [&](app::Context& ctx) {
+        io::Provenance provenance;
+        const io::MeshExportParams params = app::mesh_export_params(ctx, flags, provenance);
+        auto note = [](const std::string& text) { spdlog::info("{}", text); };
+        if (params.dry_run) {
+          const auto plan = io::export_cache(params, provenance, {}, note);
+          std::printf("would write %zu files (%zu frames):\n", plan.files.size(), plan.frames);
+          for (const auto& f : plan.files) std::printf("%s\n", f.c_str());
+          return;
+        }
+        // Count the frames first (a dry run reads no frame data), so progress shows a total.
+        io::MeshExportParams plan_params = params;
+        plan_params.dry_run = true;
+        const auto plan = io::export_cache(plan_params, provenance, {}, {});
+        app::Progress progress("frame", plan.frames);
+        const auto result = io::export_cache(params, provenance, progress.callback(), note);
+        progress.finish();
+        spdlog::info("wrote {} files ({} frames)", result.files.size(), result.frames);
+      },
+      app::Splits{.frames = true, .shards = true});
   app::add_mesh_export_flags(cli, flags);
   return tool.run(argc, argv);
 }

@@ -12,27 +12,29 @@
 int main(int argc, char** argv) {
   using namespace datadyn;
   app::Tool tool("mps-gen", "2D MPS breaking-wave database (Chiba et al. 2011, seed 002)");
-  tool.main([](app::Context& ctx) {
-    const auto params = ctx.config<fluid::DatabaseParams>(fluid::read_database_params);
-    const auto all = fluid::sweep_simulations(params.scene, params.sweep);
-    const auto part = app::shard_range(all.size(), ctx.shard());
-    const std::vector<fluid::SimulationSpec> sims(all.begin() + static_cast<long>(part.begin),
-                                                  all.begin() + static_cast<long>(part.end));
-    fluid::RunOptions run;
-    run.frames = fluid::output_frames(params.scene, ctx.frames());
-    run.threads = ctx.threads();
-    const auto out = ctx.output("db.h5");
-    if (ctx.dry_run()) {
-      std::printf("would write %zu of %zu simulations to %s\n%s", sims.size(), all.size(),
-                  out.c_str(), fluid::database_plan(params, sims, run.frames).c_str());
-      return;
-    }
-    if (sims.empty())
-      spdlog::warn("shard {} has no simulations: writing an empty cache", ctx.options().shard);
-    io::CacheWriter writer(out, ctx.provenance());
-    fluid::write_database(params, sims, run, writer);
-    writer.commit();
-    spdlog::info("wrote {} simulations to {}", sims.size(), out.string());
-  });
+  tool.main(
+      [](app::Context& ctx) {
+        const auto params = ctx.config<fluid::DatabaseParams>(fluid::read_database_params);
+        const auto all = fluid::sweep_simulations(params.scene, params.sweep);
+        const auto part = app::shard_range(all.size(), ctx.shard());
+        const std::vector<fluid::SimulationSpec> sims(all.begin() + static_cast<long>(part.begin),
+                                                      all.begin() + static_cast<long>(part.end));
+        fluid::RunOptions run;
+        run.frames = fluid::output_frames(params.scene, ctx.frames());
+        run.threads = ctx.threads();
+        const auto out = ctx.output("db.h5");
+        if (ctx.dry_run()) {
+          std::printf("would write %zu of %zu simulations to %s\n%s", sims.size(), all.size(),
+                      out.c_str(), fluid::database_plan(params, sims, run.frames).c_str());
+          return;
+        }
+        if (sims.empty())
+          spdlog::warn("shard {} has no simulations: writing an empty cache", ctx.options().shard);
+        io::CacheWriter writer(out, ctx.provenance());
+        fluid::write_database(params, sims, run, writer);
+        writer.commit();
+        spdlog::info("wrote {} simulations to {}", sims.size(), out.string());
+      },
+      app::Splits{.frames = true, .shards = true});
   return tool.run(argc, argv);
 }

@@ -15,34 +15,37 @@ int main(int argc, char** argv) {
   using namespace datadyn;
   app::Tool tool("sm-example-sim",
                  "Example-based elastic bodies by shape matching (Koyama et al. 2013)");
-  tool.main([](app::Context& ctx) {
-    const auto config = ctx.config<elastic::SceneConfig>(elastic::read_scene_config);
-    const std::string& file = ctx.options().config;
-    const auto base =
-        file.empty() ? std::filesystem::path() : std::filesystem::path(file).parent_path();
-    const auto selection = ctx.frames();
-    const auto frames =
-        elastic::frames_to_write(config, selection ? &*selection : nullptr, ctx.shard());
-    const auto note = [](const std::string& text) { spdlog::info("{}", text); };
-    elastic::Scene scene =
-        elastic::build_scene(config, base, file.empty() ? "<defaults>" : file, note);
-    const auto out = ctx.output("elastic.h5");
-    if (ctx.dry_run()) {
-      std::printf("would simulate %zu bodies to frame %lld and write %zu frames to %s\n",
-                  scene.bodies.size(), frames.empty() ? 0LL : static_cast<long long>(frames.back()),
-                  frames.size(), out.c_str());
-      return;
-    }
-    app::Progress progress("frame", frames.size());
-    const auto report = elastic::simulate_to_cache(
-        scene, config, frames, out, ctx.provenance(), [&](std::size_t, std::size_t, double ms) {
-          char text[48];
-          std::snprintf(text, sizeof text, "%.3f ms/step", ms);
-          progress.tick(1, text);
-        });
-    progress.finish();
-    if (!report.ok) throw RunError(report.message);
-    spdlog::info("wrote {} frames to {}", report.frames_written, out.string());
-  });
+  tool.main(
+      [](app::Context& ctx) {
+        const auto config = ctx.config<elastic::SceneConfig>(elastic::read_scene_config);
+        const std::string& file = ctx.options().config;
+        const auto base =
+            file.empty() ? std::filesystem::path() : std::filesystem::path(file).parent_path();
+        const auto selection = ctx.frames();
+        const auto frames =
+            elastic::frames_to_write(config, selection ? &*selection : nullptr, ctx.shard());
+        const auto note = [](const std::string& text) { spdlog::info("{}", text); };
+        elastic::Scene scene =
+            elastic::build_scene(config, base, file.empty() ? "<defaults>" : file, note);
+        const auto out = ctx.output("elastic.h5");
+        if (ctx.dry_run()) {
+          std::printf("would simulate %zu bodies to frame %lld and write %zu frames to %s\n",
+                      scene.bodies.size(),
+                      frames.empty() ? 0LL : static_cast<long long>(frames.back()), frames.size(),
+                      out.c_str());
+          return;
+        }
+        app::Progress progress("frame", frames.size());
+        const auto report = elastic::simulate_to_cache(
+            scene, config, frames, out, ctx.provenance(), [&](std::size_t, std::size_t, double ms) {
+              char text[48];
+              std::snprintf(text, sizeof text, "%.3f ms/step", ms);
+              progress.tick(1, text);
+            });
+        progress.finish();
+        if (!report.ok) throw RunError(report.message);
+        spdlog::info("wrote {} frames to {}", report.frames_written, out.string());
+      },
+      app::Splits{.frames = true, .shards = true});
   return tool.run(argc, argv);
 }

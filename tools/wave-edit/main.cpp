@@ -10,19 +10,21 @@ int main(int argc, char** argv) {
   app::Tool tool("wave-edit",
                  "Shape a 3D wave from a database of 2D simulations by its cross-section");
   std::string report, plot;
-  CLI::App& cli = tool.main([&](app::Context& ctx) {
-    const auto params = ctx.config<wave::EditParams>(wave::read_edit_params);
-    wave::EditRun run;
-    run.database = ctx.input();
-    run.output = ctx.output("surface.h5");
-    run.report = report.empty() ? run.output.string() + ".report.json" : report;
-    run.plot = plot.empty() ? run.output.string() + ".heights.svg" : plot;
-    run.frames = ctx.frames();
-    run.shard = ctx.shard();
-    run.dry_run = ctx.dry_run();
-    run.provenance = ctx.provenance();
-    wave::run_wave_edit(params, run);
-  });
+  CLI::App& cli = tool.main(
+      [&](app::Context& ctx) {
+        const auto params = ctx.config<wave::EditParams>(wave::read_edit_params);
+        wave::EditRun run;
+        run.database = ctx.input();
+        run.output = ctx.output("surface.h5");
+        run.report = report.empty() ? run.output.string() + ".report.json" : report;
+        run.plot = plot.empty() ? run.output.string() + ".heights.svg" : plot;
+        run.frames = ctx.frames();
+        run.shard = ctx.shard();
+        run.dry_run = ctx.dry_run();
+        run.provenance = ctx.provenance();
+        wave::run_wave_edit(params, run);
+      },
+      app::Splits{.frames = true, .shards = true});
   cli.add_option("--report", report, "Report JSON; default: <output>.report.json")
       ->type_name("FILE");
   cli.add_option("--plot", plot,
