@@ -9,7 +9,9 @@
 
 #include "core/errors.hpp"
 #include "flesh/skin_loader_io.hpp"
+#include "flesh/skinned_body.hpp"
 #include "io/cache.hpp"
+#include "io/tetrahedralize.hpp"
 
 namespace datadyn::flesh {
 namespace {
@@ -123,6 +125,57 @@ void refuse_frames_and_shards(const app::Context& ctx) {
     throw UsageError("--shard: spring-fit " + ctx.command() + " cannot be split into shards");
 }
 
+/// A rigged mesh as a simulation body: the file's surface welded and tetrahedralised by TetGen
+/// (surface kept), skin weights carried inside from the nearest surface vertex, the vertices
+/// within pin_radius of a bone pinned, and the file's first animation sampled at every substep
+/// from `start` s.
+FleshBody skinned_mesh_body(const MeshBodyConfig& m, const FleshSimulationParams& p, double start) {
+  const double rate = p.frame_rate * p.substeps;
+  const int samples = (p.frames - 1) * p.substeps + 1;
+  std::vector<double> times;
+  for (int k = 0; k < samples; ++k) times.push_back(start + k / rate);
+  const LoadedSkin skin = load_skin_animation(m.file, times);
+  const double extent = (skin.rest.colwise().maxCoeff() - skin.rest.colwise().minCoeff()).norm();
+  const WeldedVertices welded = weld_vertices(skin.rest, 1e-6 * extent);
+  SurfaceMesh surface;
+  surface.vertices = m.scale * welded.points;
+  surface.triangles = skin.triangles;
+  for (Eigen::Index t = 0; t < surface.triangles.rows(); ++t)
+    for (int c = 0; c < 3; ++c)
+      surface.triangles(t, c) = welded.index[static_cast<std::size_t>(surface.triangles(t, c))];
+  Eigen::MatrixXd weights(welded.points.rows(), skin.weights.cols());
+  for (std::size_t v = welded.index.size(); v-- > 0;)
+    weights.row(welded.index[v]) = skin.weights.row(static_cast<Eigen::Index>(v));
+  TetrahedralizeOptions options;
+  options.max_volume = m.max_tet_volume;
+  options.preserve_surface = true;
+  FleshBody body;
+  try {
+    body.mesh = tetrahedralize_surface(surface, options);
+  } catch (const IoError& e) {
+    throw IoError(m.file + ": " + e.what());
+  }
+  const Eigen::MatrixXd inside =
+      nearest_vertex_weights(surface.vertices, weights, body.mesh.vertices);
+  std::vector<Eigen::Vector3d> joints;
+  for (const auto& j : skin.joints) joints.push_back(m.scale * j);
+  body.pinned = near_bones(body.mesh.vertices, joints, skin.parents, p.pin_radius);
+  // Transforms in metres: the same rotation, the translation scaled.
+  std::vector<std::vector<Eigen::Isometry3d>> motion = skin.motion;
+  for (auto& pose : motion)
+    for (auto& S : pose) S.translation() *= m.scale;
+  const Points3 rest = body.mesh.vertices;
+  const SkinningMethod method = p.skinning;
+  body.skin = [motion, rest, inside, rate, method](double t) -> Points3 {
+    const auto k = static_cast<std::size_t>(std::clamp<long long>(
+        std::llround(t * rate), 0, static_cast<long long>(motion.size()) - 1));
+    return method == SkinningMethod::LinearBlend
+               ? linear_blend_skinning(rest, inside, motion[k])
+               : dual_quaternion_skinning(rest, inside, motion[k]);
+  };
+  return body;
+}
+
 }  // namespace
 
 void read_simulation_params(ConfigReader& r, FleshSimulationParams& p) {
@@ -150,7 +203,8 @@ void read_simulation_params(ConfigReader& r, FleshSimulationParams& p) {
                 {"bounce", std::string("bounce")},
                 {"twist", std::string("twist")},
                 {"shake", std::string("shake")},
-                {"bvh", std::string("bvh")}});
+                {"bvh", std::string("bvh")},
+                {"skin", std::string("skin")}});
     m.get("amplitude", p.motion.amplitude, non_negative());
     m.get("frequency", p.motion.frequency, positive());
     m.get("frames", p.frames, at_least(3));
@@ -170,14 +224,6 @@ void read_simulation_params(ConfigReader& r, FleshSimulationParams& p) {
     m.get("density", p.density, positive());
     m.get("gravity", p.gravity);
   }
-  if (p.pin_radius >= p.radius) r.child("body").fail("pin_radius", "a number < body.radius");
-  // Pinning only the centre line would leave a zero-energy mode: the body spins freely about
-  // it (a rigid rotation about the pinned line costs no corotated energy).
-  const double first_ring = p.radius / p.rings;
-  if (p.pin_radius + 1e-12 < first_ring)
-    r.child("body").fail("pin_radius",
-                         "a number >= body.radius / body.rings = " + std::to_string(first_ring) +
-                             " m (the innermost ring: the axis alone lets the body spin about it)");
 }
 
 void read_simulate_config(ConfigReader& r, SimulateConfig& c) {
@@ -188,6 +234,25 @@ void read_simulate_config(ConfigReader& r, SimulateConfig& c) {
   m.get("joints", c.motion_file.joints);
   m.get("scale", c.motion_file.scale, positive());
   m.get("start", c.motion_file.start, non_negative());
+  auto b = r.child("body");
+  b.get("mesh", c.mesh.file);
+  b.get("scale", c.mesh.scale, positive());
+  b.get("max_tet_volume", c.mesh.max_tet_volume, non_negative());
+  const FleshSimulationParams& p = c.sim;
+  if (c.sim.motion.kind == "skin" && c.mesh.file.empty())
+    b.fail("mesh", "a rigged mesh file (glTF, FBX, Collada, ...) for motion.kind \"skin\"");
+  if (!c.mesh.file.empty() && c.sim.motion.kind != "skin")
+    m.fail("kind", "\"skin\" with body.mesh (the mesh moves by its own animation)");
+  if (c.mesh.file.empty()) {
+    if (p.pin_radius >= p.radius) b.fail("pin_radius", "a number < body.radius");
+    // Pinning only the centre line would leave a zero-energy mode: the body spins freely about
+    // it (a rigid rotation about the pinned line costs no corotated energy).
+    const double first_ring = p.radius / p.rings;
+    if (p.pin_radius + 1e-12 < first_ring)
+      b.fail("pin_radius",
+             "a number >= body.radius / body.rings = " + std::to_string(first_ring) +
+                 " m (the innermost ring: the axis alone lets the body spin about it)");
+  }
   if (c.sim.motion.kind == "bvh") {
     if (c.motion_file.file.empty()) m.fail("file", "a motion file (BVH) for kind \"bvh\"");
     if (c.motion_file.joints.size() != c.sim.chain.lengths.size())
@@ -254,7 +319,10 @@ void run_simulate(app::Context& ctx) {
     return;
   }
   app::Progress progress("frame", static_cast<std::size_t>(p.frames));
-  const auto r = simulate_flesh(p, [&](std::size_t, std::size_t) { progress.tick(); });
+  const auto tick = [&](std::size_t, std::size_t) { progress.tick(); };
+  const auto r = c.mesh.file.empty()
+                     ? simulate_flesh(p, tick)
+                     : simulate_body(skinned_mesh_body(c.mesh, p, c.motion_file.start), p, tick);
   progress.finish();
   spdlog::info("simulated {} tet vertices, {} tets, {} pinned; {} surface vertices", r.tet_vertices,
                r.tets, r.pinned, r.rest.rows());

@@ -30,9 +30,17 @@ struct MotionFileConfig {
   double scale = 0.056444;  ///< file units to metres (CMU captures: inches / 0.45)
   double start = 0.0;       ///< s into the capture
 };
+/// body.mesh: a rigged mesh (any format assimp reads with a skinned mesh) instead of the
+/// cylinder; it moves by its own first animation (motion.kind "skin", from motion.start).
+struct MeshBodyConfig {
+  std::string file;             ///< "" = the cylinder around the bone chain
+  double scale = 1.0;           ///< file units to metres
+  double max_tet_volume = 0.0;  ///< m^3, TetGen's volume bound; 0 = none
+};
 struct SimulateConfig {
   FleshSimulationParams sim;
   MotionFileConfig motion_file;
+  MeshBodyConfig mesh;
 };
 void read_simulate_config(app::ConfigReader& r, SimulateConfig& c);
 

@@ -1,5 +1,6 @@
 #include "flesh/flesh_simulation.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 
@@ -139,32 +140,16 @@ class ProjectiveSolver {
 
 }  // namespace
 
-FleshSimulationResult simulate_flesh(const FleshSimulationParams& p,
-                                     const ProgressCallback& progress) {
+FleshSimulationResult simulate_body(const FleshBody& body, const FleshSimulationParams& p,
+                                    const ProgressCallback& progress) {
   DATADYN_CHECK_GE(p.frames, 3);
   DATADYN_CHECK(p.frame_rate > 0 && p.substeps >= 1);
-  const double height = std::accumulate(p.chain.lengths.begin(), p.chain.lengths.end(), 0.0);
-  CylinderLatticeSpec spec;
-  spec.radius = p.radius;
-  spec.height = height;
-  spec.rings = p.rings;
-  spec.segments = p.segments;
-  spec.layers = p.layers;
-  spec.base = p.chain.base;
-  const TetMesh mesh = cylinder_lattice(spec);
+  const TetMesh& mesh = body.mesh;
+  const std::vector<bool>& pinned = body.pinned;
   const Eigen::Index V = mesh.vertices.rows();
-
-  std::vector<bool> pinned(static_cast<std::size_t>(V), false);
-  int pinned_count = 0;
-  for (Eigen::Index v = 0; v < V; ++v) {
-    const double r =
-        std::hypot(mesh.vertices(v, 0) - p.chain.base.x(), mesh.vertices(v, 2) - p.chain.base.z());
-    if (r <= p.pin_radius + 1e-12) {
-      pinned[static_cast<std::size_t>(v)] = true;
-      ++pinned_count;
-    }
-  }
-  if (pinned_count == 0) throw RunError("flesh simulation: pin_radius pins no vertex");
+  DATADYN_CHECK_EQ(pinned.size(), static_cast<std::size_t>(V));
+  const int pinned_count = static_cast<int>(std::count(pinned.begin(), pinned.end(), true));
+  if (pinned_count == 0) throw RunError("flesh simulation: no vertex follows the bones");
 
   // Surface vertices and triangles renumbered to them.
   const Triangles boundary = boundary_triangles(mesh.tets);
@@ -194,13 +179,7 @@ FleshSimulationResult simulate_flesh(const FleshSimulationParams& p,
   };
   out.rest = gather(mesh.vertices);
 
-  const Eigen::MatrixXd weights = chain_weights(p.chain, mesh.vertices);
-  const auto skin = [&](double t) -> RowMatrix {
-    const auto S = skinning_transforms(p.chain, chain_pose(p.chain, p.motion, t));
-    return p.skinning == SkinningMethod::LinearBlend
-               ? linear_blend_skinning(mesh.vertices, weights, S)
-               : dual_quaternion_skinning(mesh.vertices, weights, S);
-  };
+  const auto skin = [&](double t) -> RowMatrix { return body.skin(t); };
   const double mu = p.youngs_modulus / (2.0 * (1.0 + p.poisson_ratio));
   const double dt = 1.0 / (p.frame_rate * p.substeps);
   ProjectiveSolver solver(mesh, pinned, mu, p.density, dt);
@@ -258,6 +237,46 @@ FleshSimulationResult simulate_flesh(const FleshSimulationParams& p,
     if (progress) progress(static_cast<std::size_t>(f + 1), static_cast<std::size_t>(p.frames));
   }
   return out;
+}
+
+FleshSimulationResult simulate_flesh(const FleshSimulationParams& p,
+                                     const ProgressCallback& progress) {
+  DATADYN_CHECK_GE(p.frames, 3);
+  DATADYN_CHECK(p.frame_rate > 0 && p.substeps >= 1);
+  const double height = std::accumulate(p.chain.lengths.begin(), p.chain.lengths.end(), 0.0);
+  CylinderLatticeSpec spec;
+  spec.radius = p.radius;
+  spec.height = height;
+  spec.rings = p.rings;
+  spec.segments = p.segments;
+  spec.layers = p.layers;
+  spec.base = p.chain.base;
+  const TetMesh mesh = cylinder_lattice(spec);
+  const Eigen::Index V = mesh.vertices.rows();
+
+  std::vector<bool> pinned(static_cast<std::size_t>(V), false);
+  int pinned_count = 0;
+  for (Eigen::Index v = 0; v < V; ++v) {
+    const double r =
+        std::hypot(mesh.vertices(v, 0) - p.chain.base.x(), mesh.vertices(v, 2) - p.chain.base.z());
+    if (r <= p.pin_radius + 1e-12) {
+      pinned[static_cast<std::size_t>(v)] = true;
+      ++pinned_count;
+    }
+  }
+  if (pinned_count == 0) throw RunError("flesh simulation: pin_radius pins no vertex");
+
+  FleshBody body;
+  body.mesh = mesh;
+  body.pinned = pinned;
+  const Eigen::MatrixXd weights = chain_weights(p.chain, mesh.vertices);
+  body.skin = [&p, &mesh, weights](double t) -> Points3 {
+    const auto S = skinning_transforms(p.chain, chain_pose(p.chain, p.motion, t));
+    return p.skinning == SkinningMethod::LinearBlend
+               ? linear_blend_skinning(mesh.vertices, weights, S)
+               : dual_quaternion_skinning(mesh.vertices, weights, S);
+  };
+  return simulate_body(body, p, progress);
 }
 
 }  // namespace datadyn::flesh

@@ -7,6 +7,7 @@
 /// Σ_t μ V_t ||F_t - R_t||_F^2 (R_t the rotation of F_t), minimised by projective dynamics
 /// (Bouaziz et al. 2014: local polar decompositions, one prefactored sparse global solve).
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,21 @@ struct FleshSimulationResult {
   int tet_vertices = 0, tets = 0, pinned = 0;
 };
 
+/// A body to simulate: its tetrahedral mesh, the vertices that follow the bones and the skinned
+/// positions of every vertex at a time.
+struct FleshBody {
+  TetMesh mesh;                           ///< rest positions (m) and positively oriented tets
+  std::vector<bool> pinned;               ///< #V: follows the skin (Dirichlet)
+  std::function<Points3(double t)> skin;  ///< #V by 3 skinned positions (m) at t (s)
+};
+
+/// Backward Euler and the quasistatic solve of every frame for any body (the material, solver
+/// and frame settings of `params`; its body, bones and motion fields are not used).
+/// @throws RunError if no vertex is pinned or a state stops being finite.
+FleshSimulationResult simulate_body(const FleshBody& body, const FleshSimulationParams& params,
+                                    const ProgressCallback& progress = {});
+
+/// The cylinder around the bone chain of `params`, simulated by simulate_body.
 /// Runs the simulation; `progress` is called once per frame of the dynamic pass (after the
 /// quasistatic frames). The dynamic state starts in the frame-0 equilibrium with the targets'
 /// velocity (x̂^1 - x̂^0)/Δt, the state the springs start from (x = x̂, x' = x̂').

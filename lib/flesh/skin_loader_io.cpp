@@ -1,6 +1,7 @@
 #include "flesh/skin_loader_io.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <string>
 
 #include <assimp/postprocess.h>
@@ -58,15 +59,20 @@ Eigen::Matrix4d sample(const aiNodeAnim& ch, double ticks, const Eigen::Matrix4d
 
 }  // namespace
 
-LoadedSkin load_skin(const std::filesystem::path& path, double time) {
+LoadedSkin load_skin_animation(const std::filesystem::path& path,
+                               const std::vector<double>& times) {
   Assimp::Importer importer;
   // Triangulate only: no vertex joining, so vertex i stays the file's vertex i.
   const aiScene* scene = importer.ReadFile(path.string(), aiProcess_Triangulate);
   if (!scene || !scene->mRootNode)
     throw IoError(path.string() + ": cannot read the skinned mesh: " + importer.GetErrorString());
   const aiMesh* mesh = nullptr;
+  unsigned mesh_index = 0;
   for (unsigned m = 0; m < scene->mNumMeshes && !mesh; ++m)
-    if (scene->mMeshes[m]->mNumBones > 0) mesh = scene->mMeshes[m];
+    if (scene->mMeshes[m]->mNumBones > 0) {
+      mesh = scene->mMeshes[m];
+      mesh_index = m;
+    }
   if (!mesh) throw IoError(path.string() + ": no skinned mesh (a mesh with bones) in the file");
 
   LoadedSkin out;
@@ -81,9 +87,8 @@ LoadedSkin load_skin(const std::filesystem::path& path, double time) {
   }
   out.weights = Eigen::MatrixXd::Zero(mesh->mNumVertices, mesh->mNumBones);
   const aiAnimation* anim = scene->mNumAnimations > 0 ? scene->mAnimations[0] : nullptr;
-  const double ticks =
-      anim ? time * (anim->mTicksPerSecond > 0 ? anim->mTicksPerSecond : 1.0) : 0.0;
-  const auto local = [&](const aiNode* node) {
+  const double tps = anim && anim->mTicksPerSecond > 0 ? anim->mTicksPerSecond : 1.0;
+  const auto local = [&](const aiNode* node, double ticks) {
     const Eigen::Matrix4d rest = to_eigen(node->mTransformation);
     if (anim)
       for (unsigned c = 0; c < anim->mNumChannels; ++c)
@@ -91,6 +96,21 @@ LoadedSkin load_skin(const std::filesystem::path& path, double time) {
           return sample(*anim->mChannels[c], ticks, rest);
     return rest;
   };
+  // Skinned positions come out in the space of the node holding the mesh (the space of its
+  // vertices): FBX files put unit scales and axis changes above it.
+  std::function<const aiNode*(const aiNode*)> holder = [&](const aiNode* n) -> const aiNode* {
+    for (unsigned i = 0; i < n->mNumMeshes; ++i)
+      if (n->mMeshes[i] == mesh_index) return n;
+    for (unsigned c = 0; c < n->mNumChildren; ++c)
+      if (const aiNode* h = holder(n->mChildren[c])) return h;
+    return nullptr;
+  };
+  Eigen::Matrix4d mesh_global = Eigen::Matrix4d::Identity();
+  for (const aiNode* n = holder(scene->mRootNode); n; n = n->mParent)
+    mesh_global = to_eigen(n->mTransformation) * mesh_global;
+  const Eigen::Matrix4d mesh_inverse = mesh_global.inverse();
+
+  std::vector<const aiNode*> nodes;
   for (unsigned b = 0; b < mesh->mNumBones; ++b) {
     const aiBone* bone = mesh->mBones[b];
     for (unsigned k = 0; k < bone->mNumWeights; ++k)
@@ -99,12 +119,33 @@ LoadedSkin load_skin(const std::filesystem::path& path, double time) {
     if (!node)
       throw IoError(path.string() + ": bone \"" + std::string(bone->mName.C_Str()) +
                     "\" has no node in the scene");
-    Eigen::Matrix4d global = Eigen::Matrix4d::Identity();
-    for (const aiNode* n = node; n; n = n->mParent) global = local(n) * global;
-    Eigen::Isometry3d S;
-    S.matrix() = global * to_eigen(bone->mOffsetMatrix);
-    out.transforms.push_back(S);
+    nodes.push_back(node);
+    // The joint in the bind pose: the origin of the bone's frame, offset^-1 (0, 0, 0, 1).
+    out.joints.push_back(to_eigen(bone->mOffsetMatrix).inverse().block<3, 1>(0, 3));
   }
+  for (const aiNode* node : nodes) {
+    int parent = -1;
+    for (const aiNode* n = node->mParent; n && parent < 0; n = n->mParent)
+      for (std::size_t j = 0; j < nodes.size(); ++j)
+        if (nodes[j] == n) parent = static_cast<int>(j);
+    out.parents.push_back(parent);
+  }
+  for (const double time : times) {
+    std::vector<Eigen::Isometry3d> S(nodes.size());
+    for (std::size_t b = 0; b < nodes.size(); ++b) {
+      Eigen::Matrix4d global = Eigen::Matrix4d::Identity();
+      for (const aiNode* n = nodes[b]; n; n = n->mParent) global = local(n, time * tps) * global;
+      S[b].matrix() = mesh_inverse * global * to_eigen(mesh->mBones[b]->mOffsetMatrix);
+    }
+    out.motion.push_back(std::move(S));
+  }
+  if (!out.motion.empty()) out.transforms = out.motion.front();
+  return out;
+}
+
+LoadedSkin load_skin(const std::filesystem::path& path, double time) {
+  LoadedSkin out = load_skin_animation(path, {time});
+  out.motion.clear();
   return out;
 }
 

@@ -23,11 +23,19 @@ struct LoadedSkin {
   /// bind matrix), with G_j from the first animation sampled at t (linear keys, slerped
   /// rotations; the node's own transform where a joint has no channel).
   std::vector<Eigen::Isometry3d> transforms;
+  std::vector<Eigen::Vector3d> joints;  ///< #B bone origins in the bind pose (file units)
+  std::vector<int> parents;             ///< #B index of the parent bone, -1 for a root
+  /// load_skin_animation: the skinning transforms at each requested time (transforms = the first).
+  std::vector<std::vector<Eigen::Isometry3d>> motion;
 };
 
 /// Loads the first skinned mesh of `path` and evaluates its first animation at `time` (s).
+/// Positions and transforms are in the space of the node holding the mesh (its vertices' space).
 /// @throws IoError naming the file if assimp cannot read it or it has no skinned mesh.
 LoadedSkin load_skin(const std::filesystem::path& path, double time);
+/// The same, with the skinning transforms at every time of `times` (s; held after the end of the
+/// animation) in `motion`, from one reading of the file.
+LoadedSkin load_skin_animation(const std::filesystem::path& path, const std::vector<double>& times);
 
 /// A bone-chain animation from a skeleton animation file (BVH motion capture, e.g. the CMU
 /// captures): `root`'s global placement drives the chain's root (translation relative to the

@@ -1,0 +1,68 @@
+// A rigged mesh as a simulation body: welding split vertices, weights carried inside, vertices
+// near the bones.
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "flesh/skinned_body.hpp"
+
+using namespace datadyn;
+using namespace datadyn::flesh;
+
+TEST_CASE("welding merges vertices closer than the tolerance and keeps the others") {
+  Points3 p(6, 3);
+  p << 0, 0, 0,      //
+      1, 0, 0,       //
+      0, 0, 0.4e-6,  // 0's twin, 0.4 µm away
+      1, 0, 0,       // 1's exact twin
+      0, 0, 2e-6,    // 2 µm from 0: its own vertex
+      1e-6, 1, -3;   //
+  const auto w = weld_vertices(p, 1e-6);
+  CHECK(w.index == std::vector<int>{0, 1, 0, 1, 2, 3});
+  REQUIRE(w.points.rows() == 4);
+  for (Eigen::Index v = 0; v < p.rows(); ++v)
+    CHECK((w.points.row(w.index[static_cast<std::size_t>(v)]) - p.row(v)).norm() < 1e-6);
+  // Cells of the hash grid do not split twins across a cell boundary (0.5 tolerance rounds up
+  // on one side and down on the other).
+  Points3 q(2, 3);
+  q << 0.49e-6, 0, 0, 0.51e-6, 0, 0;
+  CHECK(weld_vertices(q, 1e-6).points.rows() == 1);
+}
+
+TEST_CASE("interior points take the normalised weights of the nearest surface vertex") {
+  Points3 surface(3, 3);
+  surface << 0, 0, 0, 1, 0, 0, 0, 1, 0;
+  Eigen::MatrixXd W(3, 2);
+  W << 0.9, 0.0,  // a file's row summing to 0.9
+      0.3, 0.9,   // and one summing to 1.2
+      0.0, 1.0;
+  Points3 points(3, 3);
+  points << 0.1, 0.1, 0.2,  // nearest 0
+      1, 0, 0,              // vertex 1 itself
+      0.2, 0.7, 0;          // nearest 2
+  const Eigen::MatrixXd w = nearest_vertex_weights(surface, W, points);
+  CHECK(w(0, 0) == doctest::Approx(1.0));
+  CHECK(w(0, 1) == 0.0);
+  CHECK(w(1, 0) == doctest::Approx(0.25));  // 0.3 / 1.2
+  CHECK(w(1, 1) == doctest::Approx(0.75));
+  CHECK(w(2, 1) == doctest::Approx(1.0));
+  for (Eigen::Index i = 0; i < 3; ++i) CHECK(w.row(i).sum() == doctest::Approx(1.0));
+}
+
+TEST_CASE("vertices near a bone are those within the radius of its segment") {
+  // Bone 0 a root at (0, 0, 0); bone 1 from it to (0, 1, 0); bone 2 from there to (1, 1, 0).
+  const std::vector<Eigen::Vector3d> joints = {Eigen::Vector3d(0, 0, 0), Eigen::Vector3d(0, 1, 0),
+                                               Eigen::Vector3d(1, 1, 0)};
+  const std::vector<int> parents = {-1, 0, 1};
+  Points3 p(5, 3);
+  p << 0.05, 0.5, 0,  // 0.05 from bone 1's middle
+      0, -0.05, 0,    // 0.05 beyond the root joint
+      0.5, 1.05, 0,   // 0.05 above bone 2
+      0.5, 0.5, 0,    // 0.5 from bones 1 and 2
+      0.03, 0.04, 0;  // 0.03 from bone 1 (0.05 from the root joint)
+  CHECK(near_bones(p, joints, parents, 0.06) == std::vector<bool>{true, true, true, false, true});
+  CHECK(near_bones(p, joints, parents, 0.04) ==
+        std::vector<bool>{false, false, false, false, true});
+  CHECK(near_bones(p, joints, parents, 0.5) == std::vector<bool>{true, true, true, true, true});
+}
