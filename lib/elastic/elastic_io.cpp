@@ -17,6 +17,7 @@
 #include "core/mesh_topology.hpp"
 #include "core/voxel_lattice.hpp"
 #include "elastic/procedural_examples.hpp"
+#include "elastic/surface_examples.hpp"
 #include "io/mesh_loaders.hpp"
 #include "io/tetrahedralize.hpp"
 
@@ -87,10 +88,16 @@ void read_example(ConfigReader& r, ExampleConfig& e) {
               {"s_shape", std::string("s_shape")},
               {"shear", std::string("shear")},
               {"scale", std::string("scale")},
-              {"file", std::string("file")}});
+              {"file", std::string("file")},
+              {"surface", std::string("surface")}});
   r.get("name", e.name);
   if (e.type == "file") {
     r.require("file", e.file);
+    return;
+  }
+  if (e.type == "surface") {
+    r.require("file", e.file);
+    r.get("smoothness", e.smoothness, app::positive());
     return;
   }
   if (e.type == "scale") {
@@ -329,6 +336,17 @@ Scene build_scene(const SceneConfig& config, const std::filesystem::path& base,
     const Eigen::Index n = s.mesh.vertices.rows();
     s.masses = lumped_masses(s.mesh, bc.density);
     s.params = bc.params;
+    if (bc.render.type == "obj") {
+      const auto path = resolve(base, bc.render.file);
+      SurfaceMesh surface = load_obj(path);
+      surface.vertices *= bc.render.scale;
+      s.render = embed_surface(s.mesh, surface);
+      if (note)
+        note("body '" + bc.name + "': render mesh " + path.string() + " (" +
+             std::to_string(surface.vertices.rows()) + " vertices) embedded in " +
+             std::to_string(s.mesh.tets.rows()) + " tets; farthest vertex outside: " +
+             std::to_string(s.render.max_outside_distance) + " m");
+    }
     // Examples.
     for (std::size_t k = 0; k < bc.examples.size(); ++k) {
       const ExampleConfig& e = bc.examples[k];
@@ -343,6 +361,32 @@ Scene build_scene(const SceneConfig& config, const std::filesystem::path& base,
                         " vertices, body '" + bc.name + "' has " + std::to_string(n) +
                         " particles (" + ekey + "/file): an example must move every particle");
         s.examples.push_back(std::move(x));
+        continue;
+      }
+      if (e.type == "surface") {
+        if (bc.render.type != "obj")
+          throw ConfigError(source, ekey + "/type",
+                            "\"surface\" only with a render mesh (render.type \"obj\")",
+                            "\"surface\"");
+        const auto path = resolve(base, e.file);
+        Points3 pose = load_obj(path).vertices;
+        pose *= bc.render.scale;
+        if (pose.rows() != s.render.particles.rows())
+          throw IoError(path.string() + ": surface pose has " + std::to_string(pose.rows()) +
+                        " vertices, the render mesh of body '" + bc.name + "' has " +
+                        std::to_string(s.render.particles.rows()) + " (" + ekey + "/file)");
+        SurfacePoseFit fit = particles_from_surface_pose(s.mesh, s.render, pose, e.smoothness);
+        if (!fit.solved)
+          throw RunError(path.string() +
+                         ": the surface pose does not determine every particle of "
+                         "body '" +
+                         bc.name + "' (" + ekey + ")");
+        if (note)
+          note("body '" + bc.name + "': example " + path.string() +
+               " carried to the particles, surface residual rms " +
+               std::to_string(fit.rms_residual) + " m, max " + std::to_string(fit.max_residual) +
+               " m");
+        s.examples.push_back(std::move(fit.particles));
         continue;
       }
       Deformation d;
@@ -380,17 +424,6 @@ Scene build_scene(const SceneConfig& config, const std::filesystem::path& base,
       const Eigen::VectorXd f = fractions(s.mesh.vertices, axis_index(bc.pins.axis));
       for (Eigen::Index i = 0; i < n; ++i)
         if (f(i) <= bc.pins.below + 1e-9) s.pinned.push_back(static_cast<int>(i));
-    }
-    if (bc.render.type == "obj") {
-      const auto path = resolve(base, bc.render.file);
-      SurfaceMesh surface = load_obj(path);
-      surface.vertices *= bc.render.scale;
-      s.render = embed_surface(s.mesh, surface);
-      if (note)
-        note("body '" + bc.name + "': render mesh " + path.string() + " (" +
-             std::to_string(surface.vertices.rows()) + " vertices) embedded in " +
-             std::to_string(s.mesh.tets.rows()) + " tets; farthest vertex outside: " +
-             std::to_string(s.render.max_outside_distance) + " m");
     }
     // Initial placement: rotation about x, then y, then z (degrees).
     const Eigen::Vector3d rad = bc.rotation * std::numbers::pi / 180.0;

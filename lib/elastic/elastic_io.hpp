@@ -63,14 +63,16 @@ struct MeshConfig {
 
 /// One example pose: a procedural deformation of the rest pose, or a file with the same vertices.
 struct ExampleConfig {
-  std::string name;                        ///< default: the type (or the file's stem)
-  std::string type = "twist";              ///< twist | bend | s_shape | shear | scale | file
-  std::string axis = "y";                  ///< x | y | z
-  std::string direction = "x";             ///< x | y | z (bend, s_shape, shear)
-  double angle = 180.0;                    ///< degrees (twist: over the whole body; bend; s_shape)
-  double amount = 0.5;                     ///< shear, metres per metre
+  std::string name;             ///< default: the type (or the file's stem)
+  std::string type = "twist";   ///< twist | bend | s_shape | shear | scale | file | surface
+  std::string axis = "y";       ///< x | y | z
+  std::string direction = "x";  ///< x | y | z (bend, s_shape, shear)
+  double angle = 180.0;         ///< degrees (twist: over the whole body; bend; s_shape)
+  double amount = 0.5;          ///< shear, metres per metre
   Eigen::Vector3d factors{1.0, 1.0, 1.0};  ///< scale
-  std::string file;  ///< type file: .node/.ele or .obj, one vertex per particle
+  std::string file;  ///< type file: .node/.ele or .obj, one vertex per particle; type surface:
+                     ///< .obj, one vertex per render-mesh vertex
+  double smoothness = 1e-4;  ///< type surface: relative weight of the harmonic interior fill
 };
 
 struct GroupConfig {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -111,6 +112,71 @@ TEST_CASE("sm-example-sim: the two-group scene fills the open Wuson character an
   CHECK(worst < 1e-5);
   const auto w = cache.read_array<double>("/elastic/wuson/weights");
   CHECK(w.shape == datadyn::io::Shape{3, 2, 3});  // 3 frames, 2 groups, rest + 2 examples
+}
+
+TEST_CASE(
+    "sm-example-sim: an example posed on the render mesh drives the body like the same pose on the "
+    "particles") {
+  TempDir dir;
+  const std::string data = DATADYN_DATA_DIR;
+  // The squash pose (scale 1.4, 0.5, 1.4) of the render cylinder, as an artist would export it.
+  {
+    std::ifstream in(data + "/elastic/cylinder_smooth.obj");
+    std::ofstream out(dir / "squashed.obj");
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.rfind("v ", 0) == 0) {
+        std::istringstream v(line.substr(2));
+        double x, y, z;
+        v >> x >> y >> z;
+        out << "v " << 1.4 * x << ' ' << 0.5 * y << ' ' << 1.4 * z << '\n';
+      } else {
+        out << line << '\n';
+      }
+    }
+  }
+  const std::string body =
+      R"("mesh": {"type": "cylinder", "radius": 0.25, "height": 1.0, "rings": 2, "segments": 12,
+                  "layers": 8}, "position": [0, 1.0, 0], "rotation": [0, 0, 35],
+         "render": {"type": "obj", "file": ")" +
+      data + R"(/elastic/cylinder_smooth.obj"})";
+  std::ofstream(dir / "surface.json")
+      << R"({"frames": 20, "bodies": [{)" << body
+      << R"(, "examples": [{"type": "surface", "file": "squashed.obj"}]}]})";
+  std::ofstream(dir / "particles.json")
+      << R"({"frames": 20, "bodies": [{)" << body
+      << R"(, "examples": [{"type": "scale", "factors": [1.4, 0.5, 1.4]}]}]})";
+  for (const std::string name : {"surface", "particles"}) {
+    const auto r = run_command(kSim + " -c " + (dir / (name + ".json")).string() + " -o " +
+                               (dir / (name + ".h5")).string());
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    if (name == "surface") CHECK(r.err.find("carried to the particles") != std::string::npos);
+  }
+  // An affine pose is carried exactly (to the solve's rounding), so the two runs agree to the
+  // float32 storage of the positions (1e-6 relative on metre-sized coordinates; 1e-5 m allows
+  // the rounding differences to grow over 20 frames of falling and bouncing).
+  datadyn::io::CacheReader a(dir / "surface.h5"), b(dir / "particles.h5");
+  const auto pa = a.sequence("cuboid_particles").positions(19);
+  const auto pb = b.sequence("cuboid_particles").positions(19);
+  CHECK((pa - pb).cwiseAbs().maxCoeff() < 1e-5);
+  CHECK((pa - a.sequence("cuboid_particles").positions(0)).cwiseAbs().maxCoeff() >
+        0.1);  // it moved
+
+  // A pose with another vertex count names the file, and a surface example needs a render mesh.
+  std::ofstream(dir / "short.obj") << "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n";
+  std::ofstream(dir / "short.json")
+      << R"({"bodies": [{)" << body
+      << R"(, "examples": [{"type": "surface", "file": "short.obj"}]}]})";
+  auto r =
+      run_command(kSim + " -c " + (dir / "short.json").string() + " -o " + (dir / "x.h5").string());
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("short.obj: surface pose has 3 vertices") != std::string::npos);
+  std::ofstream(dir / "bare.json")
+      << R"({"bodies": [{"examples": [{"type": "surface", "file": "squashed.obj"}]}]})";
+  r = run_command(kSim + " -c " + (dir / "bare.json").string() + " -o " + (dir / "x.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/bodies/0/examples/0/type") != std::string::npos);
 }
 
 TEST_CASE("sm-example-sim: config errors exit 2 and name the key") {
