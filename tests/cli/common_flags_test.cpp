@@ -238,7 +238,8 @@ TEST_CASE("dd-cache info and check, and h5ls and h5dump read the cache independe
 }
 
 TEST_CASE(
-    "dd-cache merge: shards of sm-example-sim and mps-gen equal the single run byte for byte") {
+    "dd-cache merge: shards of sm-example-sim, mps-gen and cloth-train equal the single run byte "
+    "for byte") {
   TempDir dir;
   const std::string bin = DATADYN_BIN_DIR;
   const std::string env =
@@ -249,7 +250,12 @@ TEST_CASE(
   // sharded (mps-gen: 15 small simulations over 4 shards).
   const std::vector<std::pair<std::string, std::string>> runs = {
       {bin + "/sm-example-sim", " -q --frames 1-24"},
-      {bin + "/mps-gen", " -q --set scene.duration=0.1 --set scene.l0=0.025"}};
+      {bin + "/mps-gen", " -q --set scene.duration=0.1 --set scene.l0=0.025"},
+      // Runs of the variations sharded (4 runs of a small curtain).
+      {bin + "/cloth-train",
+       " simulate -q -c " + std::string(DATADYN_SOURCE_DIR) +
+           "/configs/cloth/curtain.json --set cloth.frames=5 --set runs.mass=0.008,0.012"
+           " --set runs.k_structural=1500,2500"}};
   for (const auto& [tool, args] : runs) {
     INFO(tool);
     REQUIRE(run_command(env + "cd single && " + tool + args + " -o out.h5").exit_code == 0);
