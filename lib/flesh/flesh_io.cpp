@@ -218,6 +218,8 @@ void read_simulation_params(ConfigReader& r, FleshSimulationParams& p) {
   }
   {
     auto m = r.child("material");
+    m.get_enum("model", p.model,
+               {{"corotated", ElasticModel::Corotated}, {"neo_hookean", ElasticModel::NeoHookean}});
     m.get("youngs_modulus", p.youngs_modulus, positive());
     app::Range nu{0.0, 0.5, false, true};
     m.get("poisson_ratio", p.poisson_ratio, nu);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <numeric>
 
 #include <Eigen/Dense>
@@ -13,14 +14,24 @@
 #include "core/mesh_topology.hpp"
 #include "core/parallel.hpp"
 #include "core/polar_decomposition.hpp"
+#include "flesh/neo_hookean.hpp"
 
 namespace datadyn::flesh {
 namespace {
 
 using RowMatrix = Eigen::Matrix<double, Eigen::Dynamic, 3, Eigen::RowMajor>;
 
+/// One backward Euler step (minimising inertia + elastic energy - gravity work, with the
+/// pinned vertices held at x's values) or, without `predicted`, a quasistatic solve. x in place.
+class BodySolver {
+ public:
+  virtual ~BodySolver() = default;
+  virtual void solve(RowMatrix& x, const RowMatrix* predicted, const Eigen::Vector3d& gravity,
+                     int iterations) const = 0;
+};
+
 /// Projective dynamics for Σ μ V ||X D - R||^2 with some vertices prescribed.
-class ProjectiveSolver {
+class ProjectiveSolver : public BodySolver {
  public:
   ProjectiveSolver(const TetMesh& mesh, const std::vector<bool>& pinned, double mu, double density,
                    double dt)
@@ -82,7 +93,7 @@ class ProjectiveSolver {
   /// Minimises inertia (weight 1/dt^2 towards `predicted`, or none if quasistatic) + elastic
   /// energy - gravity work, with pinned vertices at `x`'s current values. Updates x in place.
   void solve(RowMatrix& x, const RowMatrix* predicted, const Eigen::Vector3d& gravity,
-             int iterations) const {
+             int iterations) const override {
     const Eigen::Index K = mesh_.tets.rows(), V = x.rows();
     std::vector<Eigen::Matrix<double, 3, 4>> rhs_local(static_cast<std::size_t>(K));
     for (int it = 0; it < iterations; ++it) {
@@ -138,6 +149,150 @@ class ProjectiveSolver {
   Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> dynamic_, static_;
 };
 
+/// Newton's method on the stable neo-Hookean energy (neo_hookean.hpp): per-tet Hessians
+/// projected to positive semi-definite, one sparse LDL^T per iteration (pattern analysed once),
+/// backtracking line search on the total energy. Stops after `iterations` or when a step moves
+/// no vertex by more than 1e-9 m.
+class NewtonSolver : public BodySolver {
+ public:
+  NewtonSolver(const TetMesh& mesh, const std::vector<bool>& pinned, const Lame& lame,
+               double density, double dt)
+      : mesh_(mesh), pinned_(pinned), lame_(lame), dt_(dt) {
+    const Eigen::Index V = mesh.vertices.rows(), K = mesh.tets.rows();
+    mass_ = Eigen::VectorXd::Zero(V);
+    for (Eigen::Index k = 0; k < K; ++k) {
+      Eigen::Matrix3d Dm;
+      for (int c = 0; c < 3; ++c)
+        Dm.col(c) = (mesh.vertices.row(mesh.tets(k, c + 1)) - mesh.vertices.row(mesh.tets(k, 0)))
+                        .transpose();
+      const double vol = Dm.determinant() / 6.0;
+      DATADYN_CHECK_GT(vol, 0.0);
+      const Eigen::Matrix3d Dinv = Dm.inverse();
+      Eigen::Matrix<double, 4, 3> D;
+      D.row(0) = -Dinv.colwise().sum();
+      D.bottomRows<3>() = Dinv;
+      D_.push_back(D);
+      vol_.push_back(vol);
+      for (int a = 0; a < 4; ++a) mass_[mesh.tets(k, a)] += density * vol / 4.0;
+    }
+    index_.assign(static_cast<std::size_t>(V), -1);
+    for (Eigen::Index v = 0; v < V; ++v)
+      if (!pinned_[static_cast<std::size_t>(v)]) index_[static_cast<std::size_t>(v)] = free_++;
+  }
+
+  void solve(RowMatrix& x, const RowMatrix* predicted, const Eigen::Vector3d& gravity,
+             int iterations) const override {
+    const Eigen::Index V = x.rows(), K = mesh_.tets.rows(), n = 3 * free_;
+    const double inertia = predicted ? 1.0 / (dt_ * dt_) : 0.0;
+    std::vector<Eigen::Matrix<double, 12, 1>> g_local(static_cast<std::size_t>(K));
+    std::vector<Eigen::Matrix<double, 12, 12>> H_local(static_cast<std::size_t>(K));
+    Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> ldlt;
+    bool analysed = false;
+    for (int it = 0; it < iterations; ++it) {
+      parallel_for(static_cast<std::size_t>(K), 256, [&](std::size_t b, std::size_t e) {
+        for (std::size_t k = b; k < e; ++k) {
+          const auto dens = neo_hookean_density(deformation(x, k), lame_, true);
+          // vec(F) = B x_local with B(i + 3j, 3a + i) = D(a, j).
+          Eigen::Matrix<double, 9, 12> B = Eigen::Matrix<double, 9, 12>::Zero();
+          for (int a = 0; a < 4; ++a)
+            for (int j = 0; j < 3; ++j)
+              for (int i = 0; i < 3; ++i) B(i + 3 * j, 3 * a + i) = D_[k](a, j);
+          Eigen::Matrix<double, 9, 1> P;
+          for (int j = 0; j < 3; ++j) P.segment<3>(3 * j) = dens.P.col(j);
+          g_local[k] = vol_[k] * B.transpose() * P;
+          H_local[k] = vol_[k] * B.transpose() * dens.H * B;
+        }
+      });
+      Eigen::VectorXd g = Eigen::VectorXd::Zero(n);
+      std::vector<Eigen::Triplet<double>> trip;
+      for (Eigen::Index k = 0; k < K; ++k)
+        for (int a = 0; a < 4; ++a) {
+          const int ra = index_[static_cast<std::size_t>(mesh_.tets(k, a))];
+          if (ra < 0) continue;
+          g.segment<3>(3 * ra) += g_local[static_cast<std::size_t>(k)].segment<3>(3 * a);
+          for (int b = 0; b < 4; ++b) {
+            const int rb = index_[static_cast<std::size_t>(mesh_.tets(k, b))];
+            if (rb < 0) continue;
+            for (int i = 0; i < 3; ++i)
+              for (int j = 0; j < 3; ++j)
+                trip.emplace_back(3 * ra + i, 3 * rb + j,
+                                  H_local[static_cast<std::size_t>(k)](3 * a + i, 3 * b + j));
+          }
+        }
+      for (Eigen::Index v = 0; v < V; ++v) {
+        const int r = index_[static_cast<std::size_t>(v)];
+        if (r < 0) continue;
+        Eigen::Vector3d gv = -mass_[v] * gravity;
+        if (predicted) gv += mass_[v] * inertia * (x.row(v) - predicted->row(v)).transpose();
+        g.segment<3>(3 * r) += gv;
+        // The inertia term, and a tiny regularisation for the quasistatic solve.
+        const double d = predicted ? mass_[v] * inertia : 1e-9 * mass_[v];
+        for (int i = 0; i < 3; ++i) trip.emplace_back(3 * r + i, 3 * r + i, d);
+      }
+      Eigen::SparseMatrix<double> H(n, n);
+      H.setFromTriplets(trip.begin(), trip.end());
+      if (!analysed) {
+        ldlt.analyzePattern(H);
+        analysed = true;
+      }
+      ldlt.factorize(H);
+      if (ldlt.info() != Eigen::Success) throw RunError("flesh simulation: Newton system singular");
+      const Eigen::VectorXd step = -ldlt.solve(g);
+      // Backtracking (Armijo) on the total energy.
+      const double e0 = energy(x, predicted, gravity), slope = g.dot(step);
+      double t = 1.0;
+      RowMatrix trial = x;
+      for (int ls = 0; ls < 30; ++ls, t *= 0.5) {
+        trial = x;
+        for (Eigen::Index v = 0; v < V; ++v) {
+          const int r = index_[static_cast<std::size_t>(v)];
+          if (r >= 0) trial.row(v) += t * step.segment<3>(3 * r).transpose();
+        }
+        if (energy(trial, predicted, gravity) <= e0 + 1e-4 * t * slope) break;
+      }
+      x = trial;
+      if (t * step.cwiseAbs().maxCoeff() < 1e-9) break;
+    }
+  }
+
+ private:
+  Eigen::Matrix3d deformation(const RowMatrix& x, std::size_t k) const {
+    Eigen::Matrix<double, 3, 4> X;
+    for (int a = 0; a < 4; ++a)
+      X.col(a) = x.row(mesh_.tets(static_cast<Eigen::Index>(k), a)).transpose();
+    return X * D_[k];
+  }
+  double energy(const RowMatrix& x, const RowMatrix* predicted,
+                const Eigen::Vector3d& gravity) const {
+    const std::size_t K = static_cast<std::size_t>(mesh_.tets.rows());
+    double e = parallel_reduce(
+        K, 256, 0.0,
+        [&](std::size_t b, std::size_t end) {
+          double s = 0.0;
+          for (std::size_t k = b; k < end; ++k)
+            s += vol_[k] * neo_hookean_density(deformation(x, k), lame_, false).psi;
+          return s;
+        },
+        [](double a, double b) { return a + b; });
+    for (Eigen::Index v = 0; v < x.rows(); ++v) {
+      e -= mass_[v] * gravity.dot(x.row(v).transpose());
+      if (predicted)
+        e += 0.5 * mass_[v] / (dt_ * dt_) * (x.row(v) - predicted->row(v)).squaredNorm();
+    }
+    return e;
+  }
+
+  const TetMesh& mesh_;
+  std::vector<bool> pinned_;
+  Lame lame_;
+  double dt_;
+  std::vector<Eigen::Matrix<double, 4, 3>> D_;
+  std::vector<double> vol_;
+  Eigen::VectorXd mass_;
+  std::vector<int> index_;
+  int free_ = 0;
+};
+
 }  // namespace
 
 FleshSimulationResult simulate_body(const FleshBody& body, const FleshSimulationParams& p,
@@ -182,7 +337,13 @@ FleshSimulationResult simulate_body(const FleshBody& body, const FleshSimulation
   const auto skin = [&](double t) -> RowMatrix { return body.skin(t); };
   const double mu = p.youngs_modulus / (2.0 * (1.0 + p.poisson_ratio));
   const double dt = 1.0 / (p.frame_rate * p.substeps);
-  ProjectiveSolver solver(mesh, pinned, mu, p.density, dt);
+  std::unique_ptr<BodySolver> solver_ptr;
+  if (p.model == ElasticModel::NeoHookean)
+    solver_ptr = std::make_unique<NewtonSolver>(
+        mesh, pinned, lame_parameters(p.youngs_modulus, p.poisson_ratio), p.density, dt);
+  else
+    solver_ptr = std::make_unique<ProjectiveSolver>(mesh, pinned, mu, p.density, dt);
+  const BodySolver& solver = *solver_ptr;
   const auto pin = [&](RowMatrix& x, const RowMatrix& skinned) {
     for (Eigen::Index v = 0; v < V; ++v)
       if (pinned[static_cast<std::size_t>(v)]) x.row(v) = skinned.row(v);

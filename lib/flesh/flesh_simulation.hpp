@@ -21,6 +21,9 @@
 namespace datadyn::flesh {
 
 enum class SkinningMethod { LinearBlend, DualQuaternion };
+/// Corotated (rotation-invariant part, Σ μ V ||F - R||^2, by projective dynamics) or stable
+/// neo-Hookean (flesh/neo_hookean.hpp, by Newton's method with a volume term from ν).
+enum class ElasticModel { Corotated, NeoHookean };
 
 struct FleshSimulationParams {
   double radius = 0.12;      ///< body radius (m), > 0
@@ -36,9 +39,10 @@ struct FleshSimulationParams {
   int substeps = 3;          ///< backward Euler steps per frame (dt = 1/(frame_rate substeps))
   int iterations = 12;       ///< projective dynamics iterations per step, >= 1
   int quasistatic_iterations = 25;  ///< per frame (warm-started), >= 1
-  double youngs_modulus = 5.0e4;    ///< Pa, > 0
-  double poisson_ratio = 0.4;       ///< μ = E / (2 (1 + ν)), in [0, 0.5)
-  double density = 1000.0;          ///< kg/m^3, > 0
+  ElasticModel model = ElasticModel::Corotated;
+  double youngs_modulus = 5.0e4;  ///< Pa, > 0
+  double poisson_ratio = 0.4;     ///< μ = E / (2 (1 + ν)), in [0, 0.5)
+  double density = 1000.0;        ///< kg/m^3, > 0
   Eigen::Vector3d gravity = Eigen::Vector3d(0.0, -9.81, 0.0);  ///< m/s^2
 };
 
