@@ -166,6 +166,10 @@ TEST_CASE("spring-fit: mismatched or broken training data is an error naming fil
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/body/pin_radius") != std::string::npos);
   CHECK(r.err.find("innermost ring") != std::string::npos);
+  r = run_command(kSpringFit + " simulate -q --set material.model=rubber -o " +
+                  (dir / "x.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/material/model") != std::string::npos);
   r = run_command(kSpringFit + " simulate -q --set motion.kind=dance -o " +
                   (dir / "x.h5").string());
   CHECK(r.exit_code == 2);
