@@ -115,16 +115,6 @@ void write_json(const std::filesystem::path& path, const json& j) {
   std::filesystem::rename(tmp, path);
 }
 
-/// The subcommands run whole sequences: a frame list or a shard would silently change what the
-/// springs see, so they are refused rather than ignored.
-void refuse_frames_and_shards(const app::Context& ctx) {
-  if (ctx.frames())
-    throw UsageError("--frames: spring-fit " + ctx.command() +
-                     " works on whole sequences (the springs carry state across every frame)");
-  if (ctx.shard().count != 1)
-    throw UsageError("--shard: spring-fit " + ctx.command() + " cannot be split into shards");
-}
-
 /// A rigged mesh as a simulation body: the file's surface welded and tetrahedralised by TetGen
 /// (surface kept), skin weights carried inside from the nearest surface vertex, the vertices
 /// within pin_radius of a bone pinned, and the file's first animation sampled at every substep
@@ -309,7 +299,6 @@ void read_apply_config(ConfigReader& r, ApplyConfig& c) {
 
 void run_simulate(app::Context& ctx) {
   const auto c = ctx.config<SimulateConfig>(read_simulate_config);
-  refuse_frames_and_shards(ctx);
   FleshSimulationParams p = c.sim;
   if (p.motion.kind == "bvh")
     p.motion = load_chain_motion(c.motion_file.file, c.motion_file.root, c.motion_file.joints,
@@ -341,7 +330,6 @@ void run_simulate(app::Context& ctx) {
 
 void run_fit(app::Context& ctx) {
   const auto c = ctx.config<FitConfig>(read_fit_config);
-  refuse_frames_and_shards(ctx);
   const auto inputs = ctx.inputs();
   if (inputs.empty())
     throw UsageError("-i/--input: give one or more caches with sequences \"" + c.target_sequence +
@@ -469,7 +457,6 @@ void run_fit(app::Context& ctx) {
 
 void run_apply(app::Context& ctx) {
   const auto c = ctx.config<ApplyConfig>(read_apply_config);
-  refuse_frames_and_shards(ctx);
   std::optional<std::filesystem::path> springs_file, anim_file;
   for (const auto& in : ctx.inputs()) {
     io::CacheReader cache(in);
