@@ -36,17 +36,13 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
 }
 
-std::vector<datadyn::Points3> simulate(const datadyn::cloth::ClothParams& p, double* ms_per_step) {
+std::vector<datadyn::Points3> simulate(const datadyn::cloth::ClothParams& p) {
   datadyn::cloth::MassSpringSolver sim(p);
   std::vector<datadyn::Points3> frames{sim.positions()};
-  std::vector<double> ms;
   for (int f = 1; f < p.frames; ++f) {
-    const auto t0 = Clock::now();
     if (!sim.step().ok) std::printf("diverged at frame %d\n", f);
-    ms.push_back(ms_since(t0));
     frames.push_back(sim.positions());
   }
-  *ms_per_step = median(ms);
   return frames;
 }
 
@@ -75,14 +71,12 @@ int main() {
   const MiniatureGrid grid{64, 64, f};
   const PatchOptions options{true, true};
 
-  double target_ms = 0.0, unused = 0.0;
-  const auto train_frames = simulate(target, &unused);
+  const auto train_frames = simulate(target);
   ClothParams held = target;
   held.mass = 1.2 * target.mass;
-  const auto truth = simulate(held, &target_ms);
+  const auto truth = simulate(held);
   ClothParams mini = miniature_params(held, f);
-  double mini_ms = 0.0;
-  const auto mframes = simulate(mini, &mini_ms);
+  const auto mframes = simulate(mini);
 
   const auto pairs = training_pairs(train_frames, grid, options);
   const auto test_pairs = training_pairs(truth, grid, options);
@@ -96,32 +90,18 @@ int main() {
       datadyn::learn::train_mlp({pairs.x, pairs.y}, {test_pairs.x, test_pairs.y}, tp);
   const double train_s = ms_since(t_train) / 1000;
 
-  // Upscaling time and errors over the held-out run, the miniature simulated with scaled forces.
+  // Errors over the held-out run, the miniature simulated with scaled forces.
   double net_err = 0.0, bil_err = 0.0, net_dsds = 0.0, bil_dsds = 0.0;
-  std::vector<double> net_t, in_t, mlp_t, asm_t, bil_t;  // per frame; the network's parts
-  std::vector<datadyn::Points3> net_frames(mframes.size());
   auto regress = [&](const Eigen::MatrixXf& x) {
     return datadyn::learn::predict(model.network, model.input, model.output, x);
   };
   const std::size_t n = mframes.size();
+  std::vector<datadyn::Points3> net_frames(n);
   for (std::size_t t = 2; t < n; ++t) {
-    // regressor_upscale's three stages, timed one by one.
-    auto t0 = Clock::now();
-    const Eigen::MatrixXf x =
-        patch_inputs(mframes[t - 2], mframes[t - 1], mframes[t], grid, options);
-    in_t.push_back(ms_since(t0));
-    auto t1 = Clock::now();
-    const Eigen::MatrixXf y = regress(x);
-    mlp_t.push_back(ms_since(t1));
-    t1 = Clock::now();
-    const auto up = assemble_patches(y, mframes[t], grid, options);
-    asm_t.push_back(ms_since(t1));
-    net_frames[t] = up;
-    net_t.push_back(ms_since(t0));
-    t0 = Clock::now();
+    net_frames[t] =
+        regressor_upscale(mframes[t - 2], mframes[t - 1], mframes[t], grid, options, regress);
     const auto bl = interpolate_upscale(mframes[t], grid, Interpolation::Bilinear);
-    bil_t.push_back(ms_since(t0));
-    net_err += (up - truth[t]).rowwise().norm().mean();
+    net_err += (net_frames[t] - truth[t]).rowwise().norm().mean();
     bil_err += (bl - truth[t]).rowwise().norm().mean();
     auto d = [&](std::size_t k) { return downsample_downscale(truth[k], 127, 127, f); };
     net_dsds += (regressor_upscale(d(t - 2), d(t - 1), d(t), grid, options, regress) - truth[t])
@@ -135,39 +115,62 @@ int main() {
   }
   const double k = static_cast<double>(n - 2);
   net_err /= k, bil_err /= k, net_dsds /= k, bil_dsds /= k;
-  const double net_ms = median(net_t), in_ms = median(in_t), mlp_ms = median(mlp_t),
-               asm_ms = median(asm_t), bil_ms = median(bil_t);
-  const double ours = mini_ms + net_ms;
 
-  // Streaming: the network upscales frame t while the miniature steps to frame t + 1 (both
-  // parallel inside; the two share the cores). Every output is computed as above, so the frames
-  // must be the same bytes; the time per frame is the stream's total over its frames.
-  std::vector<datadyn::Points3> streamed(n), mini_stream(n);
-  MassSpringSolver stream_sim(mini);
-  mini_stream[0] = stream_sim.positions();
-  stream_sim.step();
-  mini_stream[1] = stream_sim.positions();
-  const auto t_stream = Clock::now();
-  stream_sim.step();
-  mini_stream[2] = stream_sim.positions();
-  for (std::size_t t = 2; t < n; ++t)
+  // Timing, interleaved frame by frame so that every part sees the same load on the shared cores:
+  // a target step, a miniature step, the network's three stages and bilinear on that miniature
+  // frame, and a streamed frame (the network on frame t - 1 while another miniature steps to t:
+  // a miniature step does not keep both cores busy, the network fills them; the target's chain
+  // of steps has nothing to overlap with). Medians over frames.
+  std::vector<double> target_t, mini_t, net_t, in_t, mlp_t, asm_t, bil_t, stream_t;
+  MassSpringSolver target_sim(held), mini_sim(mini), stream_sim(mini);
+  std::vector<datadyn::Points3> mf(n), sf(n), streamed(n);
+  mf[0] = mini_sim.positions();
+  sf[0] = stream_sim.positions();
+  for (std::size_t t = 1; t < n; ++t) {
+    auto t0 = Clock::now();
+    target_sim.step();
+    target_t.push_back(ms_since(t0));
+    t0 = Clock::now();
+    mini_sim.step();
+    mini_t.push_back(ms_since(t0));
+    mf[t] = mini_sim.positions();
+    if (t >= 2) {
+      t0 = Clock::now();
+      const Eigen::MatrixXf x = patch_inputs(mf[t - 2], mf[t - 1], mf[t], grid, options);
+      in_t.push_back(ms_since(t0));
+      auto t1 = Clock::now();
+      const Eigen::MatrixXf y = regress(x);
+      mlp_t.push_back(ms_since(t1));
+      t1 = Clock::now();
+      const auto up = assemble_patches(y, mf[t], grid, options);
+      asm_t.push_back(ms_since(t1));
+      net_t.push_back(ms_since(t0));
+      t0 = Clock::now();
+      const auto bl = interpolate_upscale(mf[t], grid, Interpolation::Bilinear);
+      bil_t.push_back(ms_since(t0));
+    }
+    t0 = Clock::now();
     tbb::parallel_invoke(
         [&] {
-          if (t + 1 < n) {
-            stream_sim.step();
-            mini_stream[t + 1] = stream_sim.positions();
-          }
+          stream_sim.step();
+          sf[t] = stream_sim.positions();
         },
         [&] {
-          streamed[t] = regressor_upscale(mini_stream[t - 2], mini_stream[t - 1], mini_stream[t],
-                                          grid, options, regress);
+          if (t >= 3)
+            streamed[t - 1] =
+                regressor_upscale(sf[t - 3], sf[t - 2], sf[t - 1], grid, options, regress);
         });
-  const double stream_ms = ms_since(t_stream) / static_cast<double>(n - 2);
-  bool same = true;
-  for (std::size_t t = 2; t < n; ++t) same = same && streamed[t] == net_frames[t];
+    if (t >= 3) stream_t.push_back(ms_since(t0));
+  }
+  bool same = true;  // every output is computed as in the error loop: the same bytes
+  for (std::size_t t = 2; t + 1 < n; ++t) same = same && streamed[t] == net_frames[t];
+  const double target_ms = median(target_t), mini_ms = median(mini_t), net_ms = median(net_t),
+               in_ms = median(in_t), mlp_ms = median(mlp_t), asm_ms = median(asm_t),
+               bil_ms = median(bil_t), stream_ms = median(stream_t);
+  const double ours = mini_ms + net_ms;
   std::printf(
       "cloth upscale: 127x127 curtain, %d iterations per step, %d frames (times: median "
-      "over frames), trained %.1f s\n",
+      "over frames, interleaved), trained %.1f s\n",
       target.iterations, target.frames, train_s);
   std::printf("  target simulation      %8.2f ms/frame\n", target_ms);
   std::printf("  64x64 miniature        %8.2f ms/frame\n", mini_ms);
@@ -179,7 +182,7 @@ int main() {
   std::printf("  miniature + network    %8.2f ms/frame   speed-up %.2fx over the target\n", ours,
               target_ms / ours);
   std::printf(
-      "  streamed (network on frame t while the miniature steps to t + 1) %.2f ms/frame,\n"
+      "  streamed (network on frame t - 1 while the miniature steps to t) %.2f ms/frame,\n"
       "    speed-up %.2fx over the target, frames the same bytes as above: %s\n",
       stream_ms, target_ms / stream_ms, same ? "yes" : "NO");
   std::printf("  error vs target, miniature simulated: network %.3e m, bilinear %.3e m\n", net_err,
