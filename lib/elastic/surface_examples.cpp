@@ -11,6 +11,7 @@
 #include <Eigen/SparseCore>
 
 #include "core/check.hpp"
+#include "core/tet_gradients.hpp"
 
 namespace datadyn::elastic {
 
@@ -30,19 +31,9 @@ SurfacePoseFit particles_from_surface_pose(const TetMesh& mesh, const Embedding&
                          embedding.weights(r, a) * embedding.weights(r, b));
   // S = JᵀJ, J x_c = ∇x_c(tet a) − ∇x_c(tet b) for every face shared by tets a and b: zero
   // exactly when x_c is affine over the mesh.
-  std::vector<Eigen::Matrix<double, 4, 3>> grads(static_cast<std::size_t>(mesh.tets.rows()));
+  const std::vector<Eigen::Matrix<double, 4, 3>> grads = tet_gradients(mesh).gradient;
   std::vector<std::pair<std::array<int, 3>, int>> faces;
   for (Eigen::Index t = 0; t < mesh.tets.rows(); ++t) {
-    Eigen::Matrix3d d;
-    const Eigen::Vector3d x0 = mesh.vertices.row(mesh.tets(t, 0)).transpose();
-    for (int c = 0; c < 3; ++c) d.col(c) = mesh.vertices.row(mesh.tets(t, c + 1)).transpose() - x0;
-    auto& g = grads[static_cast<std::size_t>(t)];
-    g.setZero();
-    if (std::abs(d.determinant()) > 0) {
-      const Eigen::Matrix3d inv = d.inverse();  // row i: ∇φ_(i+1)
-      g.bottomRows<3>() = inv;
-      g.row(0) = -inv.colwise().sum();
-    }
     for (int skip = 0; skip < 4; ++skip) {
       std::array<int, 3> f;
       for (int a = 0, m = 0; a < 4; ++a)

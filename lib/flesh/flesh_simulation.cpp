@@ -14,6 +14,7 @@
 #include "core/mesh_topology.hpp"
 #include "core/parallel.hpp"
 #include "core/polar_decomposition.hpp"
+#include "core/tet_gradients.hpp"
 #include "flesh/neo_hookean.hpp"
 
 namespace datadyn::flesh {
@@ -41,17 +42,11 @@ class ProjectiveSolver : public BodySolver {
     w_.resize(static_cast<std::size_t>(K));
     mass_ = Eigen::VectorXd::Zero(V);
     std::vector<Eigen::Triplet<double>> trip;
+    const TetGradients tg = tet_gradients(mesh);
     for (Eigen::Index k = 0; k < K; ++k) {
-      Eigen::Matrix3d Dm;
-      for (int c = 0; c < 3; ++c)
-        Dm.col(c) = (mesh.vertices.row(mesh.tets(k, c + 1)) - mesh.vertices.row(mesh.tets(k, 0)))
-                        .transpose();
-      const double vol = Dm.determinant() / 6.0;
+      const double vol = tg.volume(k);
       DATADYN_CHECK_GT(vol, 0.0);
-      const Eigen::Matrix3d Dinv = Dm.inverse();
-      Eigen::Matrix<double, 4, 3> D;
-      D.row(0) = -Dinv.colwise().sum();
-      D.bottomRows<3>() = Dinv;
+      const Eigen::Matrix<double, 4, 3>& D = tg.gradient[static_cast<std::size_t>(k)];
       D_[static_cast<std::size_t>(k)] = D;
       w_[static_cast<std::size_t>(k)] = 2.0 * mu * vol;
       const Eigen::Matrix4d L = w_[static_cast<std::size_t>(k)] * D * D.transpose();
@@ -160,18 +155,11 @@ class NewtonSolver : public BodySolver {
       : mesh_(mesh), pinned_(pinned), lame_(lame), dt_(dt) {
     const Eigen::Index V = mesh.vertices.rows(), K = mesh.tets.rows();
     mass_ = Eigen::VectorXd::Zero(V);
+    const TetGradients tg = tet_gradients(mesh);
     for (Eigen::Index k = 0; k < K; ++k) {
-      Eigen::Matrix3d Dm;
-      for (int c = 0; c < 3; ++c)
-        Dm.col(c) = (mesh.vertices.row(mesh.tets(k, c + 1)) - mesh.vertices.row(mesh.tets(k, 0)))
-                        .transpose();
-      const double vol = Dm.determinant() / 6.0;
+      const double vol = tg.volume(k);
       DATADYN_CHECK_GT(vol, 0.0);
-      const Eigen::Matrix3d Dinv = Dm.inverse();
-      Eigen::Matrix<double, 4, 3> D;
-      D.row(0) = -Dinv.colwise().sum();
-      D.bottomRows<3>() = Dinv;
-      D_.push_back(D);
+      D_.push_back(tg.gradient[static_cast<std::size_t>(k)]);
       vol_.push_back(vol);
       for (int a = 0; a < 4; ++a) mass_[mesh.tets(k, a)] += density * vol / 4.0;
     }
