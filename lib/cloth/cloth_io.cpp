@@ -15,6 +15,7 @@
 #include "cloth/miniature.hpp"
 #include "cloth/training_pairs.hpp"
 #include "core/errors.hpp"
+#include "core/parallel.hpp"
 #include "io/atomic_file.hpp"
 #include "io/cache.hpp"
 
@@ -104,25 +105,26 @@ Interpolation interpolation_of(const std::string& method) {
   return Interpolation::Bicubic;
 }
 
+/// One target frame from miniature frames t-2, t-1, t by `method` (interpolation uses only t).
+Points3 upscale_frame(const Points3& m2, const Points3& m1, const Points3& m0,
+                      const MiniatureGrid& grid, const std::string& method,
+                      const UpscaleModel* model) {
+  if (method == "network")
+    return regressor_upscale(m2, m1, m0, grid, model->options, [&](const Eigen::MatrixXf& x) {
+      return learn::predict(model->network, model->input, model->output, x);
+    });
+  return interpolate_upscale(m0, grid, interpolation_of(method));
+}
+
 /// Target frames from miniature frames by `method`; the network uses frames t-2, t-1, t (clamped
 /// to 0 at the start).
 std::vector<Points3> upscale_frames(const std::vector<Points3>& mini, const MiniatureGrid& grid,
                                     const std::string& method, const UpscaleModel* model) {
   std::vector<Points3> out;
   out.reserve(mini.size());
-  for (std::size_t t = 0; t < mini.size(); ++t) {
-    if (method == "network") {
-      const auto& m0 = mini[t];
-      const auto& m1 = mini[t >= 1 ? t - 1 : 0];
-      const auto& m2 = mini[t >= 2 ? t - 2 : 0];
-      out.push_back(
-          regressor_upscale(m2, m1, m0, grid, model->options, [&](const Eigen::MatrixXf& x) {
-            return learn::predict(model->network, model->input, model->output, x);
-          }));
-    } else {
-      out.push_back(interpolate_upscale(mini[t], grid, interpolation_of(method)));
-    }
-  }
+  for (std::size_t t = 0; t < mini.size(); ++t)
+    out.push_back(upscale_frame(mini[t >= 2 ? t - 2 : 0], mini[t >= 1 ? t - 1 : 0], mini[t], grid,
+                                method, model));
   return out;
 }
 
@@ -713,22 +715,49 @@ void run_upscale(app::Context& ctx, const ClothConfig& config, const std::string
   io::CacheWriter writer(out, ctx.provenance());
   for (auto& job : jobs) {
     const MiniatureGrid grid{job.mini.nx, job.mini.ny, f};
-    double sim_ms = 0.0;
-    if (job.frames.empty())
-      job.frames = simulate_frames(job.mini, job.name + " (miniature)", &sim_ms);
-    app::Progress progress("frame", job.frames.size());
+    const bool simulate = job.frames.empty();
+    const auto frames = static_cast<std::size_t>(simulate ? job.mini.frames : job.frames.size());
+    app::Progress progress("frame", frames);
     const auto t0 = Clock::now();
-    std::vector<Points3> target;
-    for (std::size_t t = 0; t < job.frames.size(); ++t) {
-      std::vector<Points3> window{job.frames[t >= 2 ? t - 2 : 0], job.frames[t >= 1 ? t - 1 : 0],
-                                  job.frames[t]};
-      auto up = upscale_frames(window, grid, method, model ? &*model : nullptr);
-      target.push_back(std::move(up.back()));
-      progress.tick(1);
+    std::vector<Points3> target(frames);
+    auto upscale_at = [&](std::size_t t) {
+      return upscale_frame(job.frames[t >= 2 ? t - 2 : 0], job.frames[t >= 1 ? t - 1 : 0],
+                           job.frames[t], grid, method, model ? &*model : nullptr);
+    };
+    if (!simulate) {
+      for (std::size_t t = 0; t < frames; ++t) {
+        target[t] = upscale_at(t);
+        progress.tick(1);
+      }
+    } else {
+      // Streamed: frame t - 1 is upscaled while the miniature steps to t (a step alone leaves
+      // cores idle at the top of its elimination tree and at its barriers). Each result is
+      // computed as one after the other would, so the bytes do not change.
+      MassSpringSolver sim(job.mini);
+      job.frames.resize(frames);
+      job.frames[0] = sim.positions();
+      StepResult step;
+      for (std::size_t t = 1; t <= frames; ++t) {
+        parallel_for(2, 1, [&](std::size_t b, std::size_t e) {
+          for (std::size_t task = b; task < e; ++task) {
+            if (task == 0 && t < frames) {
+              step = sim.step();
+              job.frames[t] = sim.positions();
+            } else if (task == 1) {
+              target[t - 1] = upscale_at(t - 1);
+            }
+          }
+        });
+        if (!step.ok)
+          throw RunError(job.name + " (miniature): frame " + std::to_string(t) + ": particle " +
+                         std::to_string(step.particle) + " diverged (try a smaller time_step)");
+        progress.tick(1);
+      }
     }
     progress.finish();
-    spdlog::info("{}: miniature {:.2f} ms/step, {} upscaling {:.2f} ms/frame", job.name, sim_ms,
-                 method, ms_since(t0) / static_cast<double>(job.frames.size()));
+    spdlog::info("{}: {}{} upscaling {:.2f} ms/frame", job.name,
+                 simulate ? "miniature simulated and streamed into " : "", method,
+                 ms_since(t0) / static_cast<double>(frames));
     ClothParams tp = job.mini;
     tp.nx = grid.target_nx();
     tp.ny = grid.target_ny();
