@@ -39,6 +39,11 @@ struct Merger {
   std::vector<Handle> files;
   std::string out_name;
   MergeResult result;
+  std::function<void()> interrupted;
+
+  void poll() const {
+    if (interrupted) interrupted();
+  }
 
   std::string name(std::size_t input) const { return inputs[input].string(); }
 
@@ -186,6 +191,7 @@ struct Merger {
     std::vector<hsize_t> from(dims.size(), 0), at(dims.size(), 0);
     std::vector<unsigned char> buffer;
     for (std::size_t j = 0; j < order.rows.size(); ++j) {
+      poll();
       const auto& r = order.rows[j];
       const hid_t ds = by_input[r.input];
       const std::string where = name(r.input) + ": " + path + ": frame " + std::to_string(r.frame);
@@ -290,6 +296,7 @@ struct Merger {
     std::sort(children.begin(), children.end());
     children.erase(std::unique(children.begin(), children.end()), children.end());
     for (const auto& child : children) {
+      poll();
       const std::string child_path = join(path, child);
       std::vector<Source> groups;
       auto group_handles = open_all(sources, child, true, groups, child_path);
@@ -329,9 +336,11 @@ struct Merger {
 
 MergeResult merge_caches(const std::vector<std::filesystem::path>& inputs,
                          const std::filesystem::path& output,
-                         const std::function<std::string(const std::string&)>& command_line) {
+                         const std::function<std::string(const std::string&)>& command_line,
+                         const std::function<void()>& interrupted) {
   if (inputs.empty()) throw IoError("merge: no input caches");
   Merger m;
+  m.interrupted = interrupted;
   m.inputs = inputs;
   m.out_name = output.string();
   std::vector<Provenance> provenance;

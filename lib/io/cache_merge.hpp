@@ -29,8 +29,11 @@ struct MergeResult {
 /// - Everything else must be identical wherever it appears, and is copied once.
 /// Throws IoError naming the files and the dataset when inputs disagree, a frame appears twice,
 /// or an input is damaged.
+/// `interrupted` is called between frames and datasets and may throw to stop the merge (the
+/// tools pass their SIGINT/SIGTERM check); the temporary files are then removed.
 MergeResult merge_caches(const std::vector<std::filesystem::path>& inputs,
                          const std::filesystem::path& output,
-                         const std::function<std::string(const std::string&)>& command_line);
+                         const std::function<std::string(const std::string&)>& command_line,
+                         const std::function<void()>& interrupted = {});
 
 }  // namespace datadyn::io

@@ -177,3 +177,21 @@ TEST_CASE("cache merge: static arrays must agree between shards") {
   CHECK(m.find("/sequences/a/rest/position") != std::string::npos);
   CHECK(m.find("differs") != std::string::npos);
 }
+
+TEST_CASE("cache merge: an interruption part way leaves neither the output nor a temporary file") {
+  FixedClock clock;
+  TempDir dir;
+  write_run(dir / "p1.h5", "tool", 1, 3);
+  write_run(dir / "p2.h5", "tool", 4, 6);
+  std::filesystem::create_directories(dir / "out");
+  int calls = 0;
+  const auto stop_at_fifth = [&] {
+    if (++calls == 5) throw RunError("interrupted");
+  };
+  CHECK_THROWS_AS(merge_caches(
+                      {dir / "p1.h5", dir / "p2.h5"}, dir / "out" / "m.h5",
+                      [](const std::string& l) { return l; }, stop_at_fifth),
+                  RunError);
+  CHECK(calls == 5);
+  CHECK(std::filesystem::is_empty(dir / "out"));
+}

@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "app/progress.hpp"
 #include "app/tool.hpp"
 #include "io/cache_merge.hpp"
 #include "io/cache_summary.hpp"
@@ -34,10 +35,12 @@ int main(int argc, char** argv) {
         if (ctx.inputs().empty()) throw datadyn::UsageError("-i/--input: give the shards' caches");
         const auto out = ctx.output();
         if (out.empty()) throw datadyn::UsageError("-o/--output: give the merged cache");
-        const auto r =
-            datadyn::io::merge_caches(ctx.inputs(), out, [&](const std::string& shard_line) {
+        const auto r = datadyn::io::merge_caches(
+            ctx.inputs(), out,
+            [&](const std::string& shard_line) {
               return datadyn::app::merged_command_line(shard_line, out.string());
-            });
+            },
+            datadyn::app::check_interrupted);
         spdlog::info("merged {} caches into {}: {} sequences, {} frames ({} split)",
                      ctx.inputs().size(), out.string(), r.sequences, r.frames, r.split_sequences);
       });
