@@ -16,10 +16,10 @@ host=$(hostname)
 
 # auth/none: the daemons and the jobs are this machine's root; nothing listens beyond it that a
 # job could not already do. Ports away from Slurm's defaults (6817/6818) so a real installation
-# is left alone.
+# is left alone; addresses given as 127.0.0.1 so the machine's name need not resolve.
 cat > "$work/slurm.conf" <<EOF
 ClusterName=datadyn-farm-test
-SlurmctldHost=$host
+SlurmctldHost=$host(127.0.0.1)
 SlurmctldPort=16817
 SlurmdPort=16818
 AuthType=auth/none
@@ -41,7 +41,7 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 ReturnToService=2
 MpiDefault=none
-NodeName=$host CPUs=$(nproc) State=UNKNOWN
+NodeName=$host NodeAddr=127.0.0.1 CPUs=$(nproc) State=UNKNOWN
 PartitionName=farm Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 EOF
 export SLURM_CONF="$work/slurm.conf"
