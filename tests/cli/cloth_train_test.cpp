@@ -10,8 +10,10 @@
 #include <nlohmann/json.hpp>
 
 #include "io/cache.hpp"
+#include "support/file_bytes.hpp"
 #include "support/process.hpp"
 
+using datadyn::test::file_bytes;
 using datadyn::test::run_command;
 using datadyn::test::TempDir;
 
@@ -23,11 +25,6 @@ const std::string kTool = std::string(DATADYN_BIN_DIR) + "/cloth-train";
 const std::string kSmall =
     " -q --set cloth.nx=9 --set cloth.ny=9 --set cloth.spacing=0.1 --set cloth.frames=20"
     " --set runs.mass=0.008,0.01,0.012 --set train.max_epochs=4 --set train.batch_size=300";
-
-std::string bytes_of(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 }  // namespace
 
@@ -46,7 +43,7 @@ TEST_CASE("cloth-train: the same seed gives the same model bytes at --threads 1 
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
   }
-  const auto a = bytes_of(dir / "run1/m.h5"), b = bytes_of(dir / "run2/m.h5");
+  const auto a = file_bytes(dir / "run1/m.h5"), b = file_bytes(dir / "run2/m.h5");
   CHECK(!a.empty());
   CHECK(a == b);
   datadyn::io::CacheReader model(dir / "run1/m.h5");
@@ -80,7 +77,7 @@ TEST_CASE("cloth-train: simulate and upscale write the same bytes at --threads 1
   }
   for (const char* file : {"t.h5", "up.h5"}) {
     INFO(file);
-    const auto a = bytes_of(dir / "run1" / file), b = bytes_of(dir / "run2" / file);
+    const auto a = file_bytes(dir / "run1" / file), b = file_bytes(dir / "run2" / file);
     CHECK(!a.empty());
     CHECK(a == b);
   }

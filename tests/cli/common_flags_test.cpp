@@ -15,8 +15,10 @@
 #include <nlohmann/json.hpp>
 
 #include "io/cache.hpp"
+#include "support/file_bytes.hpp"
 #include "support/process.hpp"
 
+using datadyn::test::file_bytes;
 using datadyn::test::run_command;
 using datadyn::test::TempDir;
 
@@ -24,11 +26,6 @@ namespace {
 
 const std::string kFixture = DATADYN_FIXTURE;
 const std::string kCacheTool = std::string(DATADYN_BIN_DIR) + "/dd-cache";
-
-std::string bytes_of(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 bool dir_is_empty_but(const std::filesystem::path& dir, const std::string& keep) {
   for (const auto& e : std::filesystem::directory_iterator(dir))
@@ -189,7 +186,7 @@ TEST_CASE("the same inputs give the same bytes for any thread count") {
   };
   run("1", "t1.h5");
   run("2", "t2.h5");
-  const std::string a = bytes_of(dir / "t1.h5"), b = bytes_of(dir / "t2.h5");
+  const std::string a = file_bytes(dir / "t1.h5"), b = file_bytes(dir / "t2.h5");
   CHECK(a.size() > 1000);
   CHECK(a == b);
 }
@@ -272,7 +269,7 @@ TEST_CASE(
         run_command(env + "cd merged && " + kCacheTool + " merge" + inputs + " -o out.h5");
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
-    CHECK(bytes_of(dir / "merged" / "out.h5") == bytes_of(dir / "single" / "out.h5"));
+    CHECK(file_bytes(dir / "merged" / "out.h5") == file_bytes(dir / "single" / "out.h5"));
     CHECK(datadyn::io::CacheReader(dir / "merged" / "out.h5")
               .provenance()
               .command_line.find("--shard") == std::string::npos);

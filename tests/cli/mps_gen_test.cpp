@@ -8,8 +8,10 @@
 #include <nlohmann/json.hpp>
 
 #include "io/cache.hpp"
+#include "support/file_bytes.hpp"
 #include "support/process.hpp"
 
+using datadyn::test::file_bytes;
 using datadyn::test::run_command;
 using datadyn::test::TempDir;
 
@@ -19,11 +21,6 @@ const std::string kMpsGen = std::string(DATADYN_BIN_DIR) + "/mps-gen";
 // The built-in database, coarse and short so that its 15 simulations take seconds: l0 = 0.04 m,
 // 0.3 s at 30 fps = 10 frames.
 const std::string kSmall = " -q --set scene.l0=0.04 --set scene.duration=0.3 ";
-
-std::string bytes_of(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 }  // namespace
 
@@ -101,7 +98,7 @@ TEST_CASE("mps-gen: the same bytes for 1 and 2 threads") {
           0);
   REQUIRE(run_command(env + kMpsGen + cfg + "--threads 2 -o out.h5 && mv out.h5 t2.h5").exit_code ==
           0);
-  const std::string a = bytes_of(dir / "t1.h5"), b = bytes_of(dir / "t2.h5");
+  const std::string a = file_bytes(dir / "t1.h5"), b = file_bytes(dir / "t2.h5");
   CHECK(a.size() > 10000);
   CHECK(a == b);
 }

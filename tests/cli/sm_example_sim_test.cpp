@@ -12,19 +12,16 @@
 #include <nlohmann/json.hpp>
 
 #include "io/cache.hpp"
+#include "support/file_bytes.hpp"
 #include "support/process.hpp"
 
+using datadyn::test::file_bytes;
 using datadyn::test::run_command;
 using datadyn::test::TempDir;
 
 namespace {
 
 const std::string kSim = std::string(DATADYN_BIN_DIR) + "/sm-example-sim";
-
-std::string file_bytes(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 }  // namespace
 

@@ -9,6 +9,7 @@
 
 #include "core/types.hpp"
 #include "io/cache.hpp"
+#include "support/file_bytes.hpp"
 #include "support/process.hpp"
 
 using datadyn::test::run_command;
@@ -132,10 +133,8 @@ TEST_CASE("wave-edit: shards of the frames merge into the single run's cache") {
                   "/dd-cache merge -q -i part1.h5 -i part2.h5 -i part3.h5 -o surface.h5");
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
-  std::ifstream a(dir / "single" / "surface.h5", std::ios::binary),
-      b(dir / "merged" / "surface.h5", std::ios::binary);
-  CHECK(std::string(std::istreambuf_iterator<char>(a), {}) ==
-        std::string(std::istreambuf_iterator<char>(b), {}));
+  CHECK(datadyn::test::file_bytes(dir / "single" / "surface.h5") ==
+        datadyn::test::file_bytes(dir / "merged" / "surface.h5"));
 }
 
 TEST_CASE("wave-edit: bad databases and bad edits are clear errors that write nothing") {

@@ -13,20 +13,17 @@
 #include "core/errors.hpp"
 #include "core/types.hpp"
 #include "io/cache.hpp"
+#include "support/file_bytes.hpp"
 #include "support/io_error.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace datadyn;
 using namespace datadyn::io;
+using datadyn::test::file_bytes;
 using datadyn::test::io_error_message;
 using datadyn::test::TempDir;
 
 namespace {
-
-std::string bytes_of(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 /// Pins created_utc for the duration of a test.
 struct FixedClock {
@@ -90,10 +87,10 @@ TEST_CASE("cache: the same content in another order of writing gives the same by
   TempDir dir;
   write_run(dir / "one.h5", "tool -o x.h5", 1, 6);
   write_run(dir / "two.h5", "tool -o x.h5", 1, 6, true);
-  CHECK(bytes_of(dir / "one.h5") == bytes_of(dir / "two.h5"));
+  CHECK(file_bytes(dir / "one.h5") == file_bytes(dir / "two.h5"));
   // A content change shows (the check can fail).
   write_run(dir / "three.h5", "tool -o x.h5", 1, 5);
-  CHECK(bytes_of(dir / "one.h5") != bytes_of(dir / "three.h5"));
+  CHECK(file_bytes(dir / "one.h5") != file_bytes(dir / "three.h5"));
 }
 
 TEST_CASE("cache merge: three shards equal the single run byte for byte") {
@@ -119,7 +116,7 @@ TEST_CASE("cache merge: three shards equal the single run byte for byte") {
   CHECK(r.sequences == 2);
   CHECK(r.frames == 12);
   CHECK(r.split_sequences == 2);
-  CHECK(bytes_of(dir / "merged" / "out.h5") == bytes_of(dir / "single" / "out.h5"));
+  CHECK(file_bytes(dir / "merged" / "out.h5") == file_bytes(dir / "single" / "out.h5"));
   CacheReader merged(dir / "merged" / "out.h5");
   CHECK(merged.sequence("b").frames() == std::vector<std::int64_t>{1, 2, 3, 4, 5, 6});
   CHECK(merged.read_array<double>("/table/values").shape == Shape{6, 2});

@@ -12,6 +12,7 @@
 #include "core/errors.hpp"
 #include "core/types.hpp"
 #include "io/cache.hpp"
+#include "support/file_bytes.hpp"
 #include "support/io_error.hpp"
 #include "support/temp_dir.hpp"
 
@@ -416,10 +417,7 @@ TEST_CASE("cache: the same inputs give the same bytes (SOURCE_DATE_EPOCH pins cr
   write_small_cache(dir / "a.h5", 5, 30);
   write_small_cache(dir / "b.h5", 5, 30);
   unsetenv("SOURCE_DATE_EPOCH");
-  auto bytes = [](const std::filesystem::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  };
+  const auto bytes = datadyn::test::file_bytes;
   const std::string a = bytes(dir / "a.h5"), b = bytes(dir / "b.h5");
   CHECK(a.size() == b.size());
   CHECK(a == b);

@@ -367,7 +367,7 @@ TEST_CASE("export: an XDMF sidecar points into the cache, one grid per exported 
   p.attributes = {"stiffness", "velocity"};
   export_cache(p, kProvenance);
   export_cache(fx.params("water.xmf", "water"), kProvenance);
-  const std::string x = test::slurp(fx.dir / "cloth.xmf");
+  const std::string x = test::file_bytes(fx.dir / "cloth.xmf");
   auto count = [](const std::string& s, const std::string& what) {
     std::size_t n = 0;
     for (auto pos = s.find(what); pos != std::string::npos; pos = s.find(what, pos + 1)) ++n;
@@ -396,7 +396,7 @@ TEST_CASE("export: an XDMF sidecar points into the cache, one grid per exported 
     ++paths;
   }
   CHECK(paths > 6);
-  const std::string w = test::slurp(fx.dir / "water.xmf");
+  const std::string w = test::file_bytes(fx.dir / "water.xmf");
   CHECK(count(w, "<Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"24 24 24\"/>") == 4);
   CHECK(w.find(">-0.6 -0.6 -0.6</DataItem>") != std::string::npos);
 }

@@ -110,7 +110,7 @@ TEST_CASE("ply: a point cloud has no face element") {
   TempDir dir;
   PolygonMesh m = random_mesh(10, 0, 0, 3);
   write_ply(dir / "p.ply", m);
-  const std::string text = test::slurp(dir / "p.ply");
+  const std::string text = test::file_bytes(dir / "p.ply");
   CHECK(text.find("element face") == std::string::npos);
   CHECK(test::read_ply(dir / "p.ply").vertex_count == 10);
 }
@@ -290,7 +290,7 @@ TEST_CASE("atomic file: nothing under the real name until commit, and removed wh
   AtomicFile g(dir / "b.txt");
   g.write("hi");
   g.commit();
-  CHECK(test::slurp(dir / "b.txt") == "hi");
+  CHECK(test::file_bytes(dir / "b.txt") == "hi");
   CHECK(files_in(dir.path()) == 1);
   CHECK_THROWS_AS(AtomicFile(dir / "no" / "c.txt"), IoError);
 }

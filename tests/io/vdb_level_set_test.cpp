@@ -14,6 +14,7 @@
 #include "core/errors.hpp"
 #include "io/vdb_level_set.hpp"
 #include "support/export_caches.hpp"
+#include "support/file_bytes.hpp"
 #include "support/format_readers.hpp"
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
@@ -249,10 +250,7 @@ TEST_CASE("vdb files: the same grid gives the same bytes (no random UUID)") {
   write_vdb(dir / "a.vdb", ls, {{"generator", "test 1"}});
   write_vdb(dir / "b.vdb", ls, {{"generator", "test 1"}});
   write_vdb(dir / "c.vdb", sphere_grid(0.41), {{"generator", "test 1"}});
-  auto bytes = [](const std::filesystem::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  };
+  const auto bytes = datadyn::test::file_bytes;
   CHECK(bytes(dir / "a.vdb") == bytes(dir / "b.vdb"));
   CHECK(bytes(dir / "a.vdb").substr(21, 36) !=
         bytes(dir / "c.vdb").substr(21, 36));  // content-derived

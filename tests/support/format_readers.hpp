@@ -20,13 +20,9 @@
 
 #include <Eigen/Core>
 
-namespace datadyn::test {
+#include "support/file_bytes.hpp"
 
-inline std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw std::runtime_error(p.string() + ": cannot open");
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+namespace datadyn::test {
 
 // ------------------------------------------------------------------------------------------------
 // OBJ
@@ -40,7 +36,7 @@ struct ObjData {
 
 inline ObjData read_obj(const std::filesystem::path& p) {
   ObjData d;
-  std::istringstream in(slurp(p));
+  std::istringstream in(file_bytes(p));
   for (std::string line; std::getline(in, line);) {
     std::istringstream ls(line);
     std::string tag;
@@ -77,7 +73,7 @@ struct PlyData {
 };
 
 inline PlyData read_ply(const std::filesystem::path& p) {
-  const std::string s = slurp(p);
+  const std::string s = file_bytes(p);
   const std::size_t end = s.find("end_header\n");
   if (s.rfind("ply\n", 0) != 0 || end == std::string::npos)
     throw std::runtime_error(p.string() + ": not a PLY");
@@ -178,7 +174,7 @@ inline float get_f32(const std::string& s, std::size_t& pos, bool big) {
 }
 
 inline PointCacheData read_pc2(const std::filesystem::path& p) {
-  const std::string s = slurp(p);
+  const std::string s = file_bytes(p);
   if (s.size() < 32 || std::memcmp(s.data(), "POINTCACHE2\0", 12) != 0)
     throw std::runtime_error(p.string() + ": not a PC2");
   std::size_t pos = 12;
@@ -199,7 +195,7 @@ inline PointCacheData read_pc2(const std::filesystem::path& p) {
 }
 
 inline PointCacheData read_mdd(const std::filesystem::path& p) {
-  const std::string s = slurp(p);
+  const std::string s = file_bytes(p);
   std::size_t pos = 0;
   PointCacheData d;
   d.frames = get_i32(s, pos, true);
@@ -436,7 +432,7 @@ class UsdaParser {
 };
 
 inline UsdLayer read_usda(const std::filesystem::path& p) {
-  return UsdaParser(slurp(p)).parse();
+  return UsdaParser(file_bytes(p)).parse();
 }
 
 }  // namespace datadyn::test

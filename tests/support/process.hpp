@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string>
 
+#include "support/file_bytes.hpp"
 #include "support/temp_dir.hpp"
 
 namespace datadyn::test {
@@ -24,14 +25,8 @@ inline ProcessResult run_command(const std::string& command) {
   const int status = std::system(full.c_str());
   ProcessResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  auto slurp = [](const std::filesystem::path& p) {
-    std::ifstream in(p);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  };
-  r.out = slurp(out);
-  r.err = slurp(err);
+  r.out = file_bytes(out);
+  r.err = file_bytes(err);
   return r;
 }
 
