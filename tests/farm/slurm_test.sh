@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The farm workflow on a real scheduler: a private Slurm (slurmctld + slurmd on this machine,
 # its own config, ports and spool in WORK_DIR) runs array jobs of sharded tools; dd-cache merge
-# joins their outputs; the merged caches must equal single-machine runs byte for byte.
+# joins their outputs; the merged caches must equal single-machine runs byte for byte. Then the
+# water pipeline script (configs/water/slurm.sh) end to end, and with a stage that fails.
 # Usage: tests/farm/slurm_test.sh BIN_DIR WORK_DIR     (as root; needs slurmctld, slurmd, sbatch)
 set -euo pipefail
 bin=$(cd "${1:?usage: slurm_test.sh BIN_DIR WORK_DIR}" && pwd)
@@ -89,4 +90,47 @@ check() {  # name, tool command (without -o and --shard), shards
 }
 check db "$bin/mps-gen --set scene.duration=0.2 --set scene.l0=0.025" 4
 check cuboid "$bin/sm-example-sim --frames 1-60" 3
+
+# The whole water pipeline as dependent Slurm stages (configs/water/slurm.sh), small, against
+# the same steps on this machine.
+here=$(cd "$(dirname "$0")/../.." && pwd)
+mps="--set scene.l0=0.025 --set scene.duration=0.6 --set sweep.heights=0.25,0.32,0.4,0.48"
+edit="--set target.points=[[0,0.18],[0.45,0.25],[0.9,0.18]]"
+# The single run writes where the Slurm run will (the recorded command lines name the outputs),
+# then moves aside.
+water="$work/water"
+mkdir -p "$water"
+"$bin/mps-gen" -q -c "$here/configs/water/db.json" $mps -o "$water/db.h5"
+"$bin/wave-edit" -q -c "$here/configs/water/edit.json" $edit -i "$water/db.h5" \
+  -o "$water/surface.h5"
+mv "$water" "$work/water-single"
+if MPS_FLAGS="$mps" EDIT_FLAGS="$edit" bash "$here/configs/water/slurm.sh" "$bin" "$water" 3; then
+  frames=$("$bin/dd-cache" info -q -i "$work/water-single/surface.h5" |
+           sed -n 's|.*/sequences/surface: \([0-9]*\) frames.*|\1|p')
+  vdbs=$(ls "$water/frames"/surface.*.vdb | wc -l)
+  if cmp -s "$work/water-single/db.h5" "$water/db.h5" &&
+     cmp -s "$work/water-single/surface.h5" "$water/surface.h5" && [ "$vdbs" = "$frames" ]; then
+    echo "slurm_test: water pipeline: 5 dependent stages, caches equal the single run, $vdbs VDB frames"
+  else
+    echo "slurm_test: water pipeline: caches differ from the single run or $vdbs VDBs for $frames frames" >&2
+    fail=1
+  fi
+else
+  echo "slurm_test: configs/water/slurm.sh failed" >&2
+  cat "$water"/logs/*.log >&2 || true
+  fail=1
+fi
+# A task that fails (a bad config key) cancels the later stages and the script says so.
+if MPS_FLAGS="--set no_such_key=1" bash "$here/configs/water/slurm.sh" "$bin" "$work/water-bad" 2 \
+     2>"$work/water-bad.err"; then
+  echo "slurm_test: configs/water/slurm.sh succeeded with a failing stage" >&2
+  fail=1
+elif grep -q "a stage failed" "$work/water-bad.err" &&
+     grep -q 'unknown key "no_such_key"' "$work"/water-bad/logs/mps-gen.1.log; then
+  echo "slurm_test: water pipeline: a failing stage stops it with exit 1 and its log"
+else
+  echo "slurm_test: a failing stage was not reported as expected" >&2
+  cat "$work/water-bad.err" >&2
+  fail=1
+fi
 exit $fail
