@@ -121,6 +121,26 @@ struct Merger {
     return order;
   }
 
+  /// The merged frames as runs of one step: "1-30", or "1-14, 21-30" when some are missing (the
+  /// step is the smallest difference between consecutive frames).
+  static std::string frame_runs(const FrameOrder& order) {
+    const auto& r = order.rows;
+    if (r.empty()) return "none";
+    std::int64_t step = 0;
+    for (std::size_t j = 1; j < r.size(); ++j)
+      step = step == 0 ? r[j].frame - r[j - 1].frame : std::min(step, r[j].frame - r[j - 1].frame);
+    std::string text;
+    std::size_t begin = 0;
+    for (std::size_t j = 1; j <= r.size(); ++j) {
+      if (j < r.size() && r[j].frame - r[j - 1].frame == step) continue;
+      if (!text.empty()) text += ", ";
+      text += std::to_string(r[begin].frame);
+      if (j - 1 > begin) text += "-" + std::to_string(r[j - 1].frame);
+      begin = j;
+    }
+    return text;
+  }
+
   /// Opens `child` in every source that has it.
   std::vector<Handle> open_all(const std::vector<Source>& sources, const std::string& child,
                                bool group, std::vector<Source>& opened,
@@ -284,6 +304,9 @@ struct Merger {
         ++result.sequences;
         result.frames += own->rows.size();
         result.split_sequences += own->inputs_used > 1 ? 1 : 0;
+        if (const std::string runs = frame_runs(*own); runs.find(',') != std::string::npos)
+          result.gaps.push_back(path.substr(std::string("/sequences/").size()) + ": frames " +
+                                runs);
       }
     }
     const FrameOrder* frames = own ? &*own : frames_of_parent;

@@ -116,6 +116,7 @@ TEST_CASE("cache merge: three shards equal the single run byte for byte") {
   CHECK(r.sequences == 2);
   CHECK(r.frames == 12);
   CHECK(r.split_sequences == 2);
+  CHECK(r.gaps.empty());
   CHECK(file_bytes(dir / "merged" / "out.h5") == file_bytes(dir / "single" / "out.h5"));
   CacheReader merged(dir / "merged" / "out.h5");
   CHECK(merged.sequence("b").frames() == std::vector<std::int64_t>{1, 2, 3, 4, 5, 6});
@@ -191,4 +192,16 @@ TEST_CASE("cache merge: an interruption part way leaves neither the output nor a
                   RunError);
   CHECK(calls == 5);
   CHECK(std::filesystem::is_empty(dir / "out"));
+}
+
+TEST_CASE("cache merge: frames missing between shards are reported, not hidden") {
+  FixedClock clock;
+  TempDir dir;
+  // Shard 2 of 3 (frames 3-4) failed: only 1-2 and 5-6 arrive.
+  write_run(dir / "p1.h5", "tool", 1, 2);
+  write_run(dir / "p3.h5", "tool", 5, 6);
+  const MergeResult r = merge_caches({dir / "p1.h5", dir / "p3.h5"}, dir / "m.h5",
+                                     [](const std::string& l) { return l; });
+  CHECK(r.frames == 8);
+  CHECK(r.gaps == std::vector<std::string>{"a: frames 1-2, 5-6", "b: frames 1-2, 5-6"});
 }

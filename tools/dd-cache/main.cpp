@@ -43,6 +43,8 @@ int main(int argc, char** argv) {
             datadyn::app::check_interrupted);
         spdlog::info("merged {} caches into {}: {} sequences, {} frames ({} split)",
                      ctx.inputs().size(), out.string(), r.sequences, r.frames, r.split_sequences);
+        for (const auto& gap : r.gaps)
+          spdlog::warn("{}: /sequences/{} (a shard missing or cut short?)", out.string(), gap);
       });
   return tool.run(argc, argv);
 }
