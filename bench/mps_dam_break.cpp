@@ -2,11 +2,13 @@
 // steps per second on 2 threads (and 1, for the parallel speed-up), split into neighbour search,
 // pressure Poisson equation and the rest, as ratios to the 1e6 particle-steps/s goal of issue 5 and
 // to published explicit SPH codes (0.5-1e6 on similar machines, without a pressure solve).
+// `--quick`: the 2-thread run of the defaults only, for alternating two builds in one session.
 
 #include <tbb/global_control.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 
 #include "fluid/database.hpp"
 
@@ -46,20 +48,9 @@ Run run(int threads, double duration, const datadyn::fluid::MpsParams& params) {
 
 }  // namespace
 
-int main() {
-  using datadyn::fluid::MpsParams;
-  // 0.3 s: the collapse and the surge along the floor, about 750 Courant-limited steps.
-  const double duration = 0.3;
-  const MpsParams defaults;
-  const Run two = run(2, duration, defaults);
-  const Run one = run(1, duration, defaults);
-  const double rate2 = two.particle_steps / two.seconds, rate1 = one.particle_steps / one.seconds;
+void print_split(const Run& two) {
   const auto& t = two.timing;
   const double total = t.neighbors + t.ppe + t.other;
-  std::printf("dam break, l0 = 5 mm: %zu water particles, %lld steps (%.3g s simulated)\n",
-              two.fluid, two.steps, duration);
-  std::printf("2 threads: %.3g particle-steps/s (%.2f s); 1 thread: %.3g (speed-up %.2fx)\n", rate2,
-              two.seconds, rate1, rate2 / rate1);
   std::printf(
       "split on 2 threads: neighbour search %.0f %%, PPE %.0f %% (%.1f CG iterations per "
       "step), rest %.0f %%\n",
@@ -68,6 +59,29 @@ int main() {
   std::printf("per step: %.2f ms (neighbours %.2f, PPE %.2f, rest %.2f)\n",
               1e3 * two.seconds / static_cast<double>(two.steps), 1e3 * t.neighbors / t.steps,
               1e3 * t.ppe / t.steps, 1e3 * t.other / t.steps);
+}
+
+int main(int argc, char** argv) {
+  using datadyn::fluid::MpsParams;
+  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  // 0.3 s: the collapse and the surge along the floor, about 750 Courant-limited steps.
+  const double duration = 0.3;
+  const MpsParams defaults;
+  const Run two = run(2, duration, defaults);
+  const double rate2 = two.particle_steps / two.seconds;
+  if (quick) {
+    std::printf("2 threads: %.3g particle-steps/s (%.2f s, %lld steps)\n", rate2, two.seconds,
+                two.steps);
+    print_split(two);
+    return 0;
+  }
+  const Run one = run(1, duration, defaults);
+  const double rate1 = one.particle_steps / one.seconds;
+  std::printf("dam break, l0 = 5 mm: %zu water particles, %lld steps (%.3g s simulated)\n",
+              two.fluid, two.steps, duration);
+  std::printf("2 threads: %.3g particle-steps/s (%.2f s); 1 thread: %.3g (speed-up %.2fx)\n", rate2,
+              two.seconds, rate1, rate2 / rate1);
+  print_split(two);
   std::printf("against the goal of 1e6 particle-steps/s on 2 cores: %.2fx\n", rate2 / 1e6);
   std::printf("against published explicit SPH (0.5-1e6, no pressure solve): %.2fx-%.2fx\n",
               rate2 / 1e6, rate2 / 0.5e6);
