@@ -2,12 +2,14 @@
 // steps per second on 2 threads (and 1, for the parallel speed-up), split into neighbour search,
 // pressure Poisson equation and the rest, as ratios to the 1e6 particle-steps/s goal of issue 5 and
 // to published explicit SPH codes (0.5-1e6 on similar machines, without a pressure solve).
-// `--quick`: the 2-thread run of the defaults only, for alternating two builds in one session.
+// `--quick [threads]`: one run of the defaults only (2 threads unless given), for alternating two
+// builds in one session.
 
 #include <tbb/global_control.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "fluid/database.hpp"
@@ -52,7 +54,7 @@ void print_split(const Run& two) {
   const auto& t = two.timing;
   const double total = t.neighbors + t.ppe + t.other;
   std::printf(
-      "split on 2 threads: neighbour search %.0f %%, PPE %.0f %% (%.1f CG iterations per "
+      "split: neighbour search %.0f %%, PPE %.0f %% (%.1f CG iterations per "
       "step), rest %.0f %%\n",
       100 * t.neighbors / total, 100 * t.ppe / total,
       static_cast<double>(t.ppe_iterations) / t.steps, 100 * t.other / total);
@@ -64,14 +66,15 @@ void print_split(const Run& two) {
 int main(int argc, char** argv) {
   using datadyn::fluid::MpsParams;
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  const int quick_threads = quick && argc > 2 ? std::atoi(argv[2]) : 2;
   // 0.3 s: the collapse and the surge along the floor, about 750 Courant-limited steps.
   const double duration = 0.3;
   const MpsParams defaults;
-  const Run two = run(2, duration, defaults);
+  const Run two = run(quick ? quick_threads : 2, duration, defaults);
   const double rate2 = two.particle_steps / two.seconds;
   if (quick) {
-    std::printf("2 threads: %.3g particle-steps/s (%.2f s, %lld steps)\n", rate2, two.seconds,
-                two.steps);
+    std::printf("%d threads: %.3g particle-steps/s (%.2f s, %lld steps)\n", quick_threads, rate2,
+                two.seconds, two.steps);
     print_split(two);
     return 0;
   }
