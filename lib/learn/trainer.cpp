@@ -8,6 +8,7 @@
 
 #include "core/check.hpp"
 #include "core/parallel.hpp"
+#include "learn/lane_forward.hpp"
 
 namespace datadyn::learn {
 namespace {
@@ -166,12 +167,13 @@ TrainResult train_mlp(const Dataset& train, const Dataset& test, const TrainPara
 Eigen::MatrixXf predict(const Mlp<float>& net, const Standardizer& in, const Standardizer& out,
                         const Eigen::MatrixXf& x) {
   // Columns are independent: fixed chunks in parallel give the same bits on any thread count.
+  // The widest vectors this CPU has: lane_forward gives the same bits at every level.
+  static const SimdLevel level = best_simd_level();
   Eigen::MatrixXf y(net.output_size(), x.cols());
   parallel_for(static_cast<std::size_t>(x.cols()), 1024, [&](std::size_t b, std::size_t e) {
     const auto cols = static_cast<Eigen::Index>(e - b);
-    const Eigen::MatrixXf xb = x.middleCols(static_cast<Eigen::Index>(b), cols);
     y.middleCols(static_cast<Eigen::Index>(b), cols) =
-        out.invert<float>(net.forward(in.apply<float>(xb)));
+        lane_forward(net, in, out, x.middleCols(static_cast<Eigen::Index>(b), cols), level);
   });
   return y;
 }

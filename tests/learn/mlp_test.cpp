@@ -1,15 +1,18 @@
-// The network's gradient against central finite differences, and Adam/training against problems
-// with known answers.
+// The network's gradient against central finite differences, Adam/training against problems
+// with known answers, and the batched forward pass at every vector width against the network in
+// double.
 
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <random>
 
+#include "learn/lane_forward.hpp"
 #include "learn/mlp.hpp"
 #include "learn/trainer.hpp"
 
 using datadyn::learn::Mlp;
+using datadyn::learn::SimdLevel;
 
 namespace {
 
@@ -32,6 +35,13 @@ datadyn::learn::Dataset smooth_dataset(Eigen::Index n, std::uint64_t seed) {
     d.y(1, j) = d.x(0, j) - d.x(2, j);
   }
   return d;
+}
+
+datadyn::learn::Standardizer random_standardizer(int n, std::uint64_t seed) {
+  datadyn::learn::Standardizer s;
+  s.mean = random_matrix(n, 1, seed).col(0);
+  s.std = random_matrix(n, 1, seed + 1).col(0).cwiseAbs().array() + 0.5;
+  return s;
 }
 
 }  // namespace
@@ -106,19 +116,15 @@ TEST_CASE("the same seed gives the same weights, a different seed different ones
 }
 
 TEST_CASE("batched prediction equals prediction patch by patch") {
-  // The upscaling network's shape over a 64 x 64 miniature's 3969 patches: predict() runs float
-  // GEMMs over blocks of 1024 columns; each column alone through the same network in double is the
-  // second method. Every output sums at most 64 products per layer over 4 layers, so float
+  // The upscaling network's shape over a 64 x 64 miniature's 3969 patches: predict() runs the
+  // float lane forward pass over blocks of 1024 columns; each column alone through the same
+  // network in double is the second method. Every output sums at most 64 products per layer over 4 layers, so float
   // rounding stays below 4 * 64 * 2^-24 = 1.5e-5 of the magnitudes summed (about the outputs'
   // here: inputs and weights of order 1); 2e-5 of the largest output, far below a wrong column.
   const std::vector<int> sizes{36, 64, 64, 64, 27};
   const Mlp<float> net(sizes, 5);
   const Mlp<double> reference(sizes, net.parameters().cast<double>());
-  datadyn::learn::Standardizer in, out;
-  in.mean = random_matrix(36, 1, 6).col(0);
-  in.std = random_matrix(36, 1, 7).col(0).cwiseAbs().array() + 0.5;
-  out.mean = random_matrix(27, 1, 8).col(0);
-  out.std = random_matrix(27, 1, 9).col(0).cwiseAbs().array() + 0.5;
+  const auto in = random_standardizer(36, 6), out = random_standardizer(27, 8);
   const Eigen::MatrixXd x = random_matrix(36, 3969, 10);
   const Eigen::MatrixXf batched = datadyn::learn::predict(net, in, out, x.cast<float>());
   REQUIRE(batched.cols() == 3969);
@@ -170,5 +176,31 @@ TEST_CASE("training resumed from a stopped run's state gives the uninterrupted r
       CHECK(resumed.history[e].test_loss == whole.history[e].test_loss);
     // Not a vacuous comparison: the stopped run's weights differ from the finished run's.
     if (stop < last) CHECK(part.state.parameters != whole.state.parameters);
+  }
+}
+
+
+TEST_CASE("the lane forward pass gives the same bits at every supported vector width") {
+  // Widths that are not multiples of the 4-row blocks (27, 5) and sample counts that are not
+  // multiples of the 8, 16 or 32 lanes of a block, so remainders and padding are exercised.
+  for (const std::vector<int>& sizes :
+       {std::vector<int>{36, 64, 64, 64, 27}, std::vector<int>{3, 5, 2}}) {
+    const datadyn::learn::Mlp<float> net(sizes, 11);
+    const auto in = random_standardizer(sizes.front(), 12);
+    const auto out = random_standardizer(sizes.back(), 14);
+    for (Eigen::Index n : {Eigen::Index{1}, Eigen::Index{33}, Eigen::Index{3969}}) {
+      const Eigen::MatrixXf x = random_matrix(sizes.front(), n, 16).cast<float>();
+      const Eigen::MatrixXf base =
+          datadyn::learn::lane_forward(net, in, out, x, SimdLevel::Baseline);
+      for (SimdLevel level : {SimdLevel::Avx2, SimdLevel::Avx512}) {
+        if (!datadyn::learn::simd_level_supported(level)) continue;
+        INFO("level " << static_cast<int>(level) << ", " << n << " samples");
+        CHECK(datadyn::learn::lane_forward(net, in, out, x, level) == base);
+      }
+      // Each sample alone gives its bits in the batch: padding lanes do not leak into others.
+      const Eigen::MatrixXf last = datadyn::learn::lane_forward(
+          net, in, out, x.rightCols(1), datadyn::learn::best_simd_level());
+      CHECK(last == base.rightCols(1));
+    }
   }
 }
