@@ -3,8 +3,10 @@
 // goal: <= 20 ms per frame on 2 cores and >= 3.5x faster), measured in one run, with the errors of
 // the network and of bilinear upscaling printed side by side.
 //
-// The network is trained here on one curtain run and measured on another
-// (1.2 times heavier), with the patch-local residual features (docs/tools/cloth-train.md).
+// The network is trained here on one curtain run and measured on another (1.2 times heavier),
+// with the patch-local residual features (docs/tools/cloth-train.md), twice: on pairs from the
+// DSDS of the target (the paper) and on pairs from the miniature simulated with scaled forces
+// (`train.miniature: simulated`). Both cost the same per frame.
 
 #include <algorithm>
 #include <chrono>
@@ -19,6 +21,7 @@
 #include "cloth/miniature.hpp"
 #include "cloth/training_pairs.hpp"
 #include "cloth/upscale.hpp"
+#include "learn/lane_forward.hpp"
 #include "learn/trainer.hpp"
 
 namespace {
@@ -44,6 +47,18 @@ std::vector<datadyn::Points3> simulate(const datadyn::cloth::ClothParams& p) {
     frames.push_back(sim.positions());
   }
   return frames;
+}
+
+const char* simd_name(datadyn::learn::SimdLevel level) {
+  switch (level) {
+    case datadyn::learn::SimdLevel::Avx512:
+      return "AVX-512";
+    case datadyn::learn::SimdLevel::Avx2:
+      return "AVX2";
+    case datadyn::learn::SimdLevel::Baseline:
+      break;
+  }
+  return "SSE2";
 }
 
 /// The 1-minute load average: the cores are shared, so every figure is printed with it.
@@ -78,43 +93,53 @@ int main() {
   ClothParams mini = miniature_params(held, f);
   const auto mframes = simulate(mini);
 
-  const auto pairs = training_pairs(train_frames, grid, options);
-  const auto test_pairs = training_pairs(truth, grid, options);
+  std::vector<datadyn::Points3> dsds;
+  for (const auto& x : truth) dsds.push_back(downsample_downscale(x, 127, 127, f));
   datadyn::learn::TrainParams tp;
   tp.adam.learning_rate = 1e-3;
   tp.batch_size = 1024;
   tp.max_epochs = 8;
   tp.patience = 0;
   const auto t_train = Clock::now();
-  const auto model =
-      datadyn::learn::train_mlp({pairs.x, pairs.y}, {test_pairs.x, test_pairs.y}, tp);
+  auto train = [&](const PatchPairs& pairs, const PatchPairs& test) {
+    return datadyn::learn::train_mlp({pairs.x, pairs.y}, {test.x, test.y}, tp);
+  };
+  const auto paper_model = train(training_pairs(train_frames, grid, options),
+                                 training_pairs(truth, grid, options));
+  const auto model = train(
+      training_pairs(train_frames, simulate(miniature_params(target, f)), grid, options),
+      training_pairs(truth, mframes, grid, options));
   const double train_s = ms_since(t_train) / 1000;
 
-  // Errors over the held-out run, the miniature simulated with scaled forces.
-  double net_err = 0.0, bil_err = 0.0, net_dsds = 0.0, bil_dsds = 0.0;
-  auto regress = [&](const Eigen::MatrixXf& x) {
-    return datadyn::learn::predict(model.network, model.input, model.output, x);
+  // Errors over the held-out run: upscaling the miniature simulated with scaled forces (end to
+  // end) and upscaling the DSDS of the target (the upscaler alone).
+  auto regressor = [](const datadyn::learn::TrainResult& m) {
+    return [&m](const Eigen::MatrixXf& x) {
+      return datadyn::learn::predict(m.network, m.input, m.output, x);
+    };
   };
+  const PatchRegressor regress = regressor(model), regress_paper = regressor(paper_model);
   const std::size_t n = mframes.size();
   std::vector<datadyn::Points3> net_frames(n);
+  struct Errors {
+    double simulated = 0.0, dsds = 0.0;
+  } net, paper, bil;
+  auto error = [&](const datadyn::Points3& x, std::size_t t) {
+    return (x - truth[t]).rowwise().norm().mean() / static_cast<double>(n - 2);
+  };
   for (std::size_t t = 2; t < n; ++t) {
     net_frames[t] =
         regressor_upscale(mframes[t - 2], mframes[t - 1], mframes[t], grid, options, regress);
-    const auto bl = interpolate_upscale(mframes[t], grid, Interpolation::Bilinear);
-    net_err += (net_frames[t] - truth[t]).rowwise().norm().mean();
-    bil_err += (bl - truth[t]).rowwise().norm().mean();
-    auto d = [&](std::size_t k) { return downsample_downscale(truth[k], 127, 127, f); };
-    net_dsds += (regressor_upscale(d(t - 2), d(t - 1), d(t), grid, options, regress) - truth[t])
-                    .rowwise()
-                    .norm()
-                    .mean();
-    bil_dsds += (interpolate_upscale(d(t), grid, Interpolation::Bilinear) - truth[t])
-                    .rowwise()
-                    .norm()
-                    .mean();
+    net.simulated += error(net_frames[t], t);
+    net.dsds += error(regressor_upscale(dsds[t - 2], dsds[t - 1], dsds[t], grid, options, regress), t);
+    paper.simulated += error(
+        regressor_upscale(mframes[t - 2], mframes[t - 1], mframes[t], grid, options, regress_paper),
+        t);
+    paper.dsds += error(
+        regressor_upscale(dsds[t - 2], dsds[t - 1], dsds[t], grid, options, regress_paper), t);
+    bil.simulated += error(interpolate_upscale(mframes[t], grid, Interpolation::Bilinear), t);
+    bil.dsds += error(interpolate_upscale(dsds[t], grid, Interpolation::Bilinear), t);
   }
-  const double k = static_cast<double>(n - 2);
-  net_err /= k, bil_err /= k, net_dsds /= k, bil_dsds /= k;
 
   // Timing, interleaved frame by frame so that every part sees the same load on the shared cores:
   // a target step, a miniature step, the network's three stages and bilinear on that miniature
@@ -176,19 +201,24 @@ int main() {
   std::printf("  64x64 miniature        %8.2f ms/frame\n", mini_ms);
   std::printf("  network (3969 patches) %8.2f ms/frame   bilinear %.2f ms/frame\n", net_ms, bil_ms);
   std::printf(
-      "    patch inputs %.2f, standardise + 36-64-64-64-27 float GEMMs %.2f, assembly with\n"
-      "    the bicubic base %.2f ms/frame\n",
-      in_ms, mlp_ms, asm_ms);
+      "    patch inputs %.2f, standardise + 36-64-64-64-27 in float (%s lanes) %.2f, assembly\n"
+      "    with the bicubic base %.2f ms/frame\n",
+      in_ms, simd_name(datadyn::learn::best_simd_level()), mlp_ms, asm_ms);
   std::printf("  miniature + network    %8.2f ms/frame   speed-up %.2fx over the target\n", ours,
               target_ms / ours);
   std::printf(
       "  streamed (network on frame t - 1 while the miniature steps to t) %.2f ms/frame,\n"
       "    speed-up %.2fx over the target, frames the same bytes as above: %s\n",
       stream_ms, target_ms / stream_ms, same ? "yes" : "NO");
-  std::printf("  error vs target, miniature simulated: network %.3e m, bilinear %.3e m\n", net_err,
-              bil_err);
-  std::printf("  error vs target, DSDS of the target:  network %.3e m, bilinear %.3e m\n", net_dsds,
-              bil_dsds);
+  std::printf(
+      "  mean per-particle error against the target (m), held-out run:\n"
+      "                                         miniature simulated   DSDS of the target\n");
+  std::printf("    network, trained on the simulated miniature %10.3e   %10.3e\n", net.simulated,
+              net.dsds);
+  std::printf("    network, trained on the DSDS (paper)        %10.3e   %10.3e\n",
+              paper.simulated, paper.dsds);
+  std::printf("    bilinear                                    %10.3e   %10.3e\n", bil.simulated,
+              bil.dsds);
   std::printf("  load average (1 min) before %s, after %s\n", load_before.c_str(),
               load_average().c_str());
   return 0;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The cloth pipeline for one scene: cloth-train simulate -> train (DSDS factors 2, 3, 4 with the
-# paper's features, and factor 2 with patch-local residual features) -> upscale -> evaluate
+# paper's features; factor 2 with patch-local residual features, trained on the DSDS and on the
+# simulated miniature) -> upscale -> evaluate
 # (tables 4, 6, 7 as JSON and Markdown, loss curves as SVG) -> mesh-export (OBJ sequence).
 # Usage: configs/cloth/run.sh [BIN_DIR] [OUT_DIR] [SCENE: curtain|flag|collision] [extra flags...]
 set -euo pipefail
@@ -19,10 +20,14 @@ for f in 2 3 4; do
 done
 "$ct" train -c "$cfg" --set features.local=true --set features.residual=true \
   -i "$out/$scene.target.h5" -o "$out/$scene.model.f2-local-residual.h5" "$@"
+"$ct" train -c "$cfg" --set features.local=true --set features.residual=true \
+  --set train.miniature=simulated -i "$out/$scene.target.h5" \
+  -o "$out/$scene.model.f2-local-residual-simulated.h5" "$@"
 "$ct" upscale -c "$cfg" --method network -i "$out/$scene.model.f2.h5" \
   -o "$out/$scene.upscaled.h5" "$@"
 "$ct" evaluate -c "$cfg" -i "$out/$scene.target.h5" -i "$out/$scene.model.f2.h5" \
-  -i "$out/$scene.model.f2-local-residual.h5" -i "$out/$scene.model.f3.h5" \
+  -i "$out/$scene.model.f2-local-residual.h5" \
+  -i "$out/$scene.model.f2-local-residual-simulated.h5" -i "$out/$scene.model.f3.h5" \
   -i "$out/$scene.model.f4.h5" -o "$out/$scene.eval" "$@" >/dev/null
 if [ -x "$bin/mesh-export" ]; then
   "$bin/mesh-export" -i "$out/$scene.upscaled.h5" --sequence "${scene}_000" \

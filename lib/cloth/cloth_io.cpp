@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <optional>
 #include <random>
 
 #include <spdlog/spdlog.h>
@@ -171,6 +172,7 @@ void write_model(io::CacheWriter& w, const UpscaleModel& m) {
   w.set_attribute("/model", "dsds_factor", std::int64_t{m.factor});
   w.set_attribute("/model", "features_local", std::int64_t{m.options.local});
   w.set_attribute("/model", "features_residual", std::int64_t{m.options.residual});
+  w.set_attribute("/model", "train_miniature", m.miniature);
   w.set_attribute("/model", "best_epoch", std::int64_t{m.best_epoch});
   if (!m.train_sequences.empty()) w.set_attribute("/model", "train_sequences", m.train_sequences);
   if (!m.test_sequences.empty()) w.set_attribute("/model", "test_sequences", m.test_sequences);
@@ -352,6 +354,9 @@ void read_cloth_config(app::ConfigReader& r, ClothConfig& c) {
   t.get("test_fraction", c.test_fraction, app::in_range(0.0, 0.9));
   t.get("checkpoint_every", c.train.checkpoint_every, at_least(0));
   t.get("resume", c.resume);
+  t.get("miniature", c.train_miniature);
+  if (c.train_miniature != "dsds" && c.train_miniature != "simulated")
+    t.fail("miniature", "one of \"dsds\", \"simulated\"");
   auto u = r.child("upscale");
   u.get("method", c.upscale_method);
   if (c.upscale_method != "network" && c.upscale_method != "bilinear" &&
@@ -398,6 +403,7 @@ UpscaleModel read_model(const std::filesystem::path& path) {
   if (m.factor < 1) throw IoError(path.string() + ": /model@dsds_factor: expected an integer >= 1");
   m.options.local = attribute_or<std::int64_t>(a, "features_local", 0) != 0;
   m.options.residual = attribute_or<std::int64_t>(a, "features_residual", 0) != 0;
+  m.miniature = attribute_or<std::string>(a, "train_miniature", "dsds");
   m.best_epoch = static_cast<int>(attribute_or<std::int64_t>(a, "best_epoch", 0));
   m.train_sequences = attribute_or<std::vector<std::string>>(a, "train_sequences", {});
   m.test_sequences = attribute_or<std::vector<std::string>>(a, "test_sequences", {});
@@ -568,6 +574,7 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
     std::string name;
     std::vector<Points3> frames;
     MiniatureGrid grid;
+    ClothParams params;
   };
   std::vector<Seq> seqs;
   for (const auto& in : inputs) {
@@ -579,7 +586,7 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
         throw IoError(in.string() + ": /sequences/" + name + ": a " + std::to_string(p.nx) + "x" +
                       std::to_string(p.ny) + " grid has no miniature of dsds_factor " +
                       std::to_string(f) + " (nx - 1 and ny - 1 must be multiples of it)");
-      seqs.push_back({name, read_frames(seq), {(p.nx - 1) / f + 1, (p.ny - 1) / f + 1, f}});
+      seqs.push_back({name, read_frames(seq), {(p.nx - 1) / f + 1, (p.ny - 1) / f + 1, f}, p});
     }
   }
   // Split by sequence (sec. 5: 80 % / 20 %): a seeded shuffle of the sequence order.
@@ -593,29 +600,33 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
   UpscaleModel model;
   model.factor = f;
   model.options = config.features;
+  model.miniature = config.train_miniature;
+  const bool simulated = config.train_miniature == "simulated";
+  std::optional<app::Progress> simulating;
+  if (simulated) simulating.emplace("miniature", seqs.size());
   std::vector<cloth::PatchPairs> train_parts, test_parts;
   for (std::size_t i = 0; i < order.size(); ++i) {
     const Seq& s = seqs[order[i]];
     const bool is_test = i >= order.size() - n_test;
     (is_test ? model.test_sequences : model.train_sequences).push_back(s.name);
-    (is_test ? test_parts : train_parts)
-        .push_back(training_pairs(s.frames, s.grid, config.features));
-  }
-  auto concat = [&](const std::vector<cloth::PatchPairs>& parts) {
-    learn::Dataset d;
-    Eigen::Index n = 0;
-    for (const auto& p : parts) n += p.x.cols();
-    d.x.resize(36, n);
-    d.y.resize(3 * (f + 1) * (f + 1), n);
-    Eigen::Index o = 0;
-    for (const auto& p : parts) {
-      d.x.middleCols(o, p.x.cols()) = p.x;
-      d.y.middleCols(o, p.y.cols()) = p.y;
-      o += p.x.cols();
+    auto& parts = is_test ? test_parts : train_parts;
+    if (!simulated) {
+      parts.push_back(training_pairs(s.frames, s.grid, config.features));
+      continue;
     }
-    return d;
+    // The miniature of this run as upscale simulates it, one frame per target frame.
+    ClothParams mp = miniature_params(s.params, f);
+    mp.frames = static_cast<int>(s.frames.size());
+    parts.push_back(training_pairs(s.frames, simulate_frames(mp, s.name + " (miniature)"), s.grid,
+                                   config.features));
+    simulating->tick(1);
+  }
+  if (simulating) simulating->finish();
+  auto dataset = [](const std::vector<cloth::PatchPairs>& parts) {
+    PatchPairs all = concatenate(parts);
+    return learn::Dataset{std::move(all.x), std::move(all.y)};
   };
-  const learn::Dataset train = concat(train_parts), test = concat(test_parts);
+  const learn::Dataset train = dataset(train_parts), test = dataset(test_parts);
   const auto out = ctx.output("cloth_model.h5");
   spdlog::info("{} training pairs from {} sequences, {} test pairs from {} sequences", train.size(),
                model.train_sequences.size(), test.size(), model.test_sequences.size());
@@ -869,6 +880,7 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
               {"dsds_factor", model.factor},
               {"features_local", model.options.local},
               {"features_residual", model.options.residual},
+              {"train_miniature", model.miniature},
               {"best_epoch", model.best_epoch},
               {"error", a.count > 0 ? a.err / a.count : std::nan("")},
               {"dsds_error", a.dsds_count > 0 ? a.dsds_err / a.dsds_count : std::nan("")},
@@ -880,14 +892,21 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
     }
     per_model.push_back(r);
   }
-  for (std::size_t k = 0; k < methods.size(); ++k) {
-    const Acc& a = acc[0][k];
-    per_method.push_back(
-        {{"method", methods[k]},
-         {"error", a.count > 0 ? a.err / a.count : std::nan("")},
-         {"dsds_error", a.dsds_count > 0 ? a.dsds_err / a.dsds_count : std::nan("")},
-         {"ms_per_frame", a.frames > 0 ? a.ms / a.frames : std::nan("")}});
-  }
+  // Table 6: the interpolations of the first model's miniature, then every network of that factor.
+  auto method_row = [](const std::string& method, const Acc& a) {
+    return json{{"method", method},
+                {"error", a.count > 0 ? a.err / a.count : std::nan("")},
+                {"dsds_error", a.dsds_count > 0 ? a.dsds_err / a.dsds_count : std::nan("")},
+                {"ms_per_frame", a.frames > 0 ? a.ms / a.frames : std::nan("")}};
+  };
+  for (std::size_t k = 0; k + 1 < methods.size(); ++k)
+    per_method.push_back(method_row(methods[k], acc[0][k]));
+  for (std::size_t m = 0; m < models.size(); ++m)
+    if (models[m].second.factor == models.front().second.factor) {
+      json row = method_row("network", acc[m][3]);
+      row["model"] = models[m].first;
+      per_method.push_back(row);
+    }
   report["dsds_factor"] = per_model;
   report["upscaling"] = per_method;
   report["against_target"] = against;
@@ -908,23 +927,26 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
       "miniature step + upscaling per frame.\n\n";
   md +=
       "## DSDS factor and features (paper table 4: 2 -> 1.816e-3 / 37.5 ms, 3 -> 2.916e-3 / "
-      "19.1 ms, 4 -> 3.901e-3 / 16.2 ms)\n\n| model | factor | local | residual | train MSE | "
-      "test MSE | error (m) | DSDS error (m) | ms/frame |\n|---|---|---|---|---|---|---|---|---|\n";
+      "19.1 ms, 4 -> 3.901e-3 / 16.2 ms)\n\n| model | factor | local | residual | trained on | "
+      "train MSE | test MSE | error (m) | DSDS error (m) | ms/frame |\n"
+      "|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& r : per_model)
     md += "| " + r["model"].get<std::string>() + " | " +
           std::to_string(r["dsds_factor"].get<int>()) + " | " +
           (r["features_local"].get<bool>() ? "yes" : "no") + " | " +
-          (r["features_residual"].get<bool>() ? "yes" : "no") + " | " + num(r, "train_loss") +
+          (r["features_residual"].get<bool>() ? "yes" : "no") + " | " +
+          r["train_miniature"].get<std::string>() + " miniature | " + num(r, "train_loss") +
           " | " + num(r, "test_loss") + " | " + num(r, "error") + " | " + num(r, "dsds_error") +
           " | " + ms(r, "ms_per_frame") + " |\n";
   md +=
-      "\n## Upscaling method, first model (paper table 6: bilinear 1.826e-3, biquadratic "
-      "1.825e-3, bicubic 1.825e-3, network 1.816e-3)\n\n| method | error (m) | DSDS error (m) | "
-      "ms/frame |\n"
+      "\n## Upscaling method, the first model's DSDS factor (paper table 6: bilinear 1.826e-3, "
+      "biquadratic 1.825e-3, bicubic 1.825e-3, network 1.816e-3)\n\n| method | error (m) | DSDS "
+      "error (m) | ms/frame |\n"
       "|---|---|---|---|\n";
   for (const auto& r : per_method)
-    md += "| " + r["method"].get<std::string>() + " | " + num(r, "error") + " | " +
-          num(r, "dsds_error") + " | " + ms(r, "ms_per_frame") + " |\n";
+    md += "| " + r["method"].get<std::string>() +
+          (r.contains("model") ? ", " + r["model"].get<std::string>() : "") + " | " +
+          num(r, "error") + " | " + num(r, "dsds_error") + " | " + ms(r, "ms_per_frame") + " |\n";
   md +=
       "\n## Against the target simulation (paper table 7: curtain 1.816e-3, flag 7.767e-3, "
       "collision 5.973e-3)\n\n| sequence | particles | target ms/frame | network error (m) | "

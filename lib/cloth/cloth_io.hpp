@@ -36,6 +36,10 @@ struct ClothConfig {
   bool simulate_miniature = false;  ///< simulate writes the miniature of each run instead
   PatchOptions features;            ///< local / residual (beyond the paper)
   learn::TrainParams train;
+  /// train: the miniature frames of the training pairs: "dsds" (the paper: DSDS of the target) or
+  /// "simulated" (the miniature simulated with scaled forces, as upscale runs it; the network
+  /// then also learns where the miniature's motion departs from the target's)
+  std::string train_miniature = "dsds";
   double test_fraction = 0.2;  ///< share of sequences held out for the test loss (sec. 5)
   bool resume = false;         ///< train: go on from <output>.checkpoint.h5 if it exists
   std::string upscale_method = "network";  ///< network | bilinear | biquadratic | bicubic
@@ -56,6 +60,7 @@ struct UpscaleModel {
   learn::Standardizer input, output;
   int factor = 2;
   PatchOptions options;
+  std::string miniature = "dsds";  ///< the training pairs' miniature: dsds | simulated
   std::vector<std::string> train_sequences, test_sequences;
   std::vector<learn::EpochReport> history;
   int best_epoch = 0;

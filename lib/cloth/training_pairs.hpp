@@ -24,4 +24,14 @@ struct PatchPairs {
 PatchPairs training_pairs(const std::vector<Points3>& target_frames, const MiniatureGrid& grid,
                           const PatchOptions& options);
 
+/// The pairs of several sequences one after another, in the order given.
+PatchPairs concatenate(const std::vector<PatchPairs>& parts);
+
+/// Pairs whose inputs come from given miniature frames (#mx*my by 3 each, miniature metres, one per
+/// target frame), e.g. the miniature simulated alongside the target rather than its DSDS.
+/// @pre mini_frames.size() == target_frames.size()
+PatchPairs training_pairs(const std::vector<Points3>& target_frames,
+                          const std::vector<Points3>& mini_frames, const MiniatureGrid& grid,
+                          const PatchOptions& options);
+
 }  // namespace datadyn::cloth

@@ -181,3 +181,45 @@ TEST_CASE("cloth-train: a DSDS factor that does not divide the grid is a config 
   CHECK(r.err.find("/dsds_factor") != std::string::npos);
   CHECK(!std::filesystem::exists(dir / "t.h5"));
 }
+
+TEST_CASE("cloth-train: train.miniature=simulated trains on the simulated miniature") {
+  TempDir dir;
+  const auto t = (dir / "t.h5").string();
+  REQUIRE(run_command(kTool + " simulate" + kSmall + " -o " + t).exit_code == 0);
+  const auto paper = (dir / "dsds.h5").string(), sim = (dir / "sim.h5").string();
+  REQUIRE(run_command(kTool + " train" + kSmall + " -i " + t + " -o " + paper).exit_code == 0);
+  auto r = run_command(kTool + " train" + kSmall + " --set train.miniature=simulated -i " + t +
+                       " -o " + sim);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  auto miniature = [](const std::string& path) {
+    const auto a = datadyn::io::CacheReader(path).attributes("/model");
+    return std::get<std::string>(a.at("train_miniature"));
+  };
+  CHECK(miniature(paper) == "dsds");
+  CHECK(miniature(sim) == "simulated");
+  // Other training pairs, another model (the miniature of a 9 x 9 curtain does not follow its
+  // target's DSDS exactly).
+  CHECK(datadyn::io::CacheReader(sim).read_array<float>("/model/layer_0/weight").data !=
+        datadyn::io::CacheReader(paper).read_array<float>("/model/layer_0/weight").data);
+  r = run_command(kTool + " evaluate" + kSmall + " -i " + t + " -i " + sim + " -i " + paper +
+                  " -o " + (dir / "eval").string());
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  std::ifstream in(dir / "eval.json");
+  const auto report = nlohmann::json::parse(in);
+  REQUIRE(report["dsds_factor"].size() == 2);
+  CHECK(report["dsds_factor"][0]["train_miniature"] == "simulated");
+  CHECK(report["dsds_factor"][1]["train_miniature"] == "dsds");
+  // Table 6: three interpolations, then a network row per model of the first one's factor.
+  REQUIRE(report["upscaling"].size() == 5);
+  CHECK(report["upscaling"][3]["model"] == "sim.h5");
+  CHECK(report["upscaling"][4]["model"] == "dsds.h5");
+
+  r = run_command(kTool + " train" + kSmall + " --set train.miniature=coarse -i " + t + " -o " +
+                  (dir / "bad.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/train/miniature") != std::string::npos);
+  CHECK(r.err.find("coarse") != std::string::npos);
+  CHECK(!std::filesystem::exists(dir / "bad.h5"));
+}
