@@ -36,6 +36,8 @@ std::string format(const char* fmt, double v) {
   return buf;
 }
 
+const std::vector<std::pair<std::string, Integrator>> kSolverNames{
+    {"projective", Integrator::Projective}, {"admm", Integrator::Admm}};
 const std::vector<std::pair<std::string, PinMode>> kPinNames{{"none", PinMode::None},
                                                              {"top_row", PinMode::TopRow},
                                                              {"top_corners", PinMode::TopCorners},
@@ -283,6 +285,7 @@ void read_cloth_params(app::ConfigReader& r, ClothParams& p) {
   r.get("k_bending", p.k_bending, non_negative());
   r.get("time_step", p.time_step, positive());
   r.get("iterations", p.iterations, at_least(1));
+  r.get_enum("solver", p.solver, kSolverNames);
   r.get("damping", p.damping, app::Range{0.0, 1.0, false, true});
   r.get("frames", p.frames, at_least(1));
   r.get("gravity", p.gravity);

@@ -31,6 +31,13 @@ struct Wind {
   double gust_period = 1.0;  ///< s, > 0
 };
 
+/// How a step's implicit Euler problem is solved: both alternate a local step per spring with the
+/// same global solve (M + h^2 L) x = M y + h^2 J d.
+enum class Integrator {
+  Projective,  ///< Liu et al. 2013: d = the spring's direction at its rest length
+  Admm,        ///< Overby et al. 2017: d = z - u, z the spring energy's proximal point, u dual
+};
+
 struct Sphere {
   bool enabled = false;
   Eigen::Vector3d center = Eigen::Vector3d::Zero();  ///< m
@@ -56,6 +63,7 @@ struct ClothParams {
   double k_bending = 20.0;      ///< N/m (springs between particles two apart)
   double time_step = 1.0 / 60;  ///< h, s; one output frame per step
   int iterations = 10;          ///< local/global iterations per step (Liu et al. alg. 1)
+  Integrator solver = Integrator::Projective;
   double damping = 0.01;        ///< fraction of the velocity removed per step, in [0, 1)
   int frames = 120;             ///< steps to simulate (frame 0 is the initial state)
   Eigen::Vector3d gravity{0.0, -9.81, 0.0};  ///< m/s^2

@@ -164,20 +164,33 @@ StepResult MassSpringSolver::step() {
   const std::size_t ns = springs_.size();
   const std::size_t nf = row_particle_.size();
   Points3 d(static_cast<Eigen::Index>(ns), 3);
+  const bool admm = p.solver == Integrator::Admm;
+  Points3 u = admm ? Points3::Zero(static_cast<Eigen::Index>(ns), 3) : Points3();
   ThreeColumns rhs(static_cast<Eigen::Index>(nf), 3);
   std::vector<char> contact(static_cast<std::size_t>(n), 0);
   for (int it = 0; it < p.iterations; ++it) {
-    // Local step (eq. 12): each spring's preferred direction at its rest length.
+    // Local step (Liu eq. 12): each spring's direction at its rest length; or ADMM's proximal
+    // point and dual update (see the header).
     parallel_for(ns, 2048, [&](std::size_t s0, std::size_t s1) {
       for (std::size_t s = s0; s < s1; ++s) {
         const Spring& sp = springs_[s];
-        const Eigen::RowVector3d e = x.row(sp.i) - x.row(sp.j);
-        const double len = e.norm();
         const auto row = static_cast<Eigen::Index>(s);
-        if (len > 1e-12)
-          d.row(row) = (sp.rest / len) * e;
-        else
-          d.row(row) = sp.rest * (pinned_x_.row(sp.i) - pinned_x_.row(sp.j)).normalized();
+        const Eigen::RowVector3d e = x.row(sp.i) - x.row(sp.j);
+        const Eigen::RowVector3d v = admm ? Eigen::RowVector3d(e + u.row(row)) : e;
+        const double len = v.norm();
+        // (r / |v|) v: a zero-length spring takes its rest direction.
+        const Eigen::RowVector3d at_rest =
+            len > 1e-12
+                ? Eigen::RowVector3d((sp.rest / len) * v)
+                : Eigen::RowVector3d(sp.rest *
+                                     (pinned_x_.row(sp.i) - pinned_x_.row(sp.j)).normalized());
+        if (!admm) {
+          d.row(row) = at_rest;
+          continue;
+        }
+        const Eigen::RowVector3d z = 0.5 * (at_rest + v);  // length (r + |v|) / 2 along v
+        u.row(row) += e - z;
+        d.row(row) = z - u.row(row);
       }
     });
     // Global step (eq. 13): M y + h^2 J d (k_s in J) minus the pinned columns, per system row,

@@ -10,6 +10,11 @@
 /// factored once (Eigen's SimplicialLDLT, AMD ordering) and solved for the three right-hand sides
 /// together (ThreeColumnLdlt). The right-hand side is gathered per particle over its springs in
 /// spring order, so the local step and the assembly run in parallel with the bits of a serial run.
+/// With `solver: admm` the local step is that of ADMM (Overby, Brown, Li, Narain 2017, alg. 1) with
+/// the weights W_s^2 = k_s, which keep the global matrix: per spring, z_s minimises
+/// k_s/2 (|z| - r_s)^2 + k_s/2 |z - (D_s x + u_s)|^2, i.e. z_s is D_s x + u_s scaled to length
+/// (r_s + |D_s x + u_s|)/2; the dual u_s += D_s x - z_s (zero at the start of a step); the global
+/// step takes d_s = z_s - u_s. Its fixed point is the minimiser itself, as for projective dynamics.
 /// Pinned particles are eliminated from the system (their positions are exact, no stiff term).
 /// After every global solve, particles inside the sphere or below the ground are projected to
 /// the surface plus a margin; at the end of the step the velocity's inward normal component is

@@ -223,3 +223,23 @@ TEST_CASE("cloth-train: train.miniature=simulated trains on the simulated miniat
   CHECK(r.err.find("coarse") != std::string::npos);
   CHECK(!std::filesystem::exists(dir / "bad.h5"));
 }
+
+TEST_CASE("cloth-train: cloth.solver selects ADMM, and an unknown solver is a config error") {
+  TempDir dir;
+  const auto pd = (dir / "pd.h5").string(), admm = (dir / "admm.h5").string();
+  REQUIRE(run_command(kTool + " simulate" + kSmall + " -o " + pd).exit_code == 0);
+  auto r = run_command(kTool + " simulate" + kSmall + " --set cloth.solver=admm -o " + admm);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  // Another local step, other positions after the first step (both start at the rest shape).
+  const auto a = datadyn::io::CacheReader(pd).sequence("curtain_000").positions(5);
+  const auto b = datadyn::io::CacheReader(admm).sequence("curtain_000").positions(5);
+  CHECK(a != b);
+  const auto attrs = datadyn::io::CacheReader(admm).sequence("curtain_000").attributes();
+  CHECK(std::get<std::string>(attrs.at("cloth_json")).find("\"admm\"") != std::string::npos);
+  r = run_command(kTool + " simulate" + kSmall + " --set cloth.solver=newton -o " +
+                  (dir / "bad.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/cloth/solver") != std::string::npos);
+  CHECK(r.err.find("newton") != std::string::npos);
+}
