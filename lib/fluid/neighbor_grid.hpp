@@ -36,19 +36,27 @@ class CellGrid {
   int cell_begin(int c) const { return start_[static_cast<std::size_t>(c)]; }
   int cell_end(int c) const { return start_[static_cast<std::size_t>(c) + 1]; }
 
-  /// Calls f(k) for k in the slices of order() of the 3 × 3 cells around p, cell by cell in
-  /// increasing cell id (so, for points stored in cell order, in increasing index order).
+  /// Calls f(b, e) for the slices [b, e) of order() that hold the 3 × 3 cells around p: one per
+  /// row of cells, in increasing cell id (so, for points stored in cell order, in increasing
+  /// index order).
   template <class F>
-  void for_each_candidate_slot(const Eigen::Vector2d& p, F&& f) const {
+  void for_each_candidate_run(const Eigen::Vector2d& p, F&& f) const {
     const int c = cell_of(p);
     const int cx = c % nx_, cy = c / nx_;
     const int x0 = cx > 0 ? cx - 1 : 0, x1 = cx + 1 < nx_ ? cx + 1 : nx_ - 1;
     const int y0 = cy > 0 ? cy - 1 : 0, y1 = cy + 1 < ny_ ? cy + 1 : ny_ - 1;
-    for (int y = y0; y <= y1; ++y) {
-      const int b = start_[static_cast<std::size_t>(y * nx_ + x0)];
-      const int e = start_[static_cast<std::size_t>(y * nx_ + x1 + 1)];
+    for (int y = y0; y <= y1; ++y)
+      f(start_[static_cast<std::size_t>(y * nx_ + x0)],
+        start_[static_cast<std::size_t>(y * nx_ + x1 + 1)]);
+  }
+
+  /// Calls f(k) for k in the slices of order() of the 3 × 3 cells around p, cell by cell in
+  /// increasing cell id (so, for points stored in cell order, in increasing index order).
+  template <class F>
+  void for_each_candidate_slot(const Eigen::Vector2d& p, F&& f) const {
+    for_each_candidate_run(p, [&](int b, int e) {
       for (int k = b; k < e; ++k) f(k);
-    }
+    });
   }
 
  private:
