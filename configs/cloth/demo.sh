@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Small cloth demo for `make demo` (well under a minute): a 17 x 17 curtain, 4 runs of 40 frames,
-# a network trained for a few epochs, upscaled and evaluated against the held-out run.
+# two networks trained for a few epochs, upscaled and evaluated against the held-out run.
 # Usage: bash configs/cloth/demo.sh BIN_DIR OUT_DIR
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -13,12 +13,15 @@ small=(--set cloth.nx=17 --set cloth.ny=17 --set cloth.spacing=0.0625 --set clot
        --set features.local=true --set features.residual=true)
 ct="$bin/cloth-train"
 "$ct" simulate -c "$here/curtain.json" "${small[@]}" -o "$out/curtain.target.h5"
+# Two networks: pairs from the DSDS of the target (the paper) and from the simulated miniature.
 "$ct" train -c "$here/curtain.json" "${small[@]}" -i "$out/curtain.target.h5" \
   -o "$out/curtain.model.h5"
-"$ct" upscale -c "$here/curtain.json" "${small[@]}" -i "$out/curtain.model.h5" \
+"$ct" train -c "$here/curtain.json" "${small[@]}" --set train.miniature=simulated \
+  -i "$out/curtain.target.h5" -o "$out/curtain.model.simulated.h5"
+"$ct" upscale -c "$here/curtain.json" "${small[@]}" -i "$out/curtain.model.simulated.h5" \
   -o "$out/curtain.upscaled.h5"
 "$ct" evaluate -c "$here/curtain.json" "${small[@]}" -i "$out/curtain.target.h5" \
-  -i "$out/curtain.model.h5" -o "$out/curtain.eval" >/dev/null
+  -i "$out/curtain.model.h5" -i "$out/curtain.model.simulated.h5" -o "$out/curtain.eval" >/dev/null
 if [ -x "$bin/mesh-export" ]; then
   "$bin/mesh-export" -i "$out/curtain.upscaled.h5" --sequence curtain_000 \
     -o "$out/frames/curtain.####.obj"
