@@ -36,6 +36,26 @@ void permute_rows(M& m, const std::vector<int>& order, M& scratch) {
   m.topRows(static_cast<Eigen::Index>(count)) = scratch;
 }
 
+/// Squared distances r2 and inverse distances inv_r from (xi, yi) to the particles
+/// index[e0 .. e1) of `pos`, entry k for index[e0 + k] (the arrays grow as needed). The inverse
+/// distances take one vectorised pass (Eigen's packet square root and division: the same
+/// correctly rounded numbers as one at a time, two at once): the divider is what the pair loops
+/// wait for.
+void pair_distances(const Points2& pos, const std::vector<int>& index, int e0, int e1, double xi,
+                    double yi, Eigen::ArrayXd& r2, Eigen::ArrayXd& inv_r) {
+  const Eigen::Index len = e1 - e0;
+  if (r2.size() < len) {
+    r2.resize(len);
+    inv_r.resize(len);
+  }
+  for (Eigen::Index k = 0; k < len; ++k) {
+    const int j = index[static_cast<std::size_t>(e0 + k)];
+    const double dx = pos(j, 0) - xi, dy = pos(j, 1) - yi;
+    r2[k] = dx * dx + dy * dy;
+  }
+  inv_r.head(len) = r2.head(len).sqrt().inverse();
+}
+
 }  // namespace
 
 const char* step_status_name(StepStatus s) {
@@ -200,16 +220,18 @@ void MpsSolver::explicit_step(double dt) {
   const double gx = params_.gravity.x(), gy = params_.gravity.y();
   const double rl2 = re_l_ * re_l_;
   parallel_for(nf_, kGrain, [&](std::size_t b0, std::size_t b1) {
+    Eigen::ArrayXd r2, inv_r;
     for (std::size_t i = b0; i < b1; ++i) {
       const Eigen::Index ii = static_cast<Eigen::Index>(i);
       const double xi = pos_(ii, 0), yi = pos_(ii, 1), ui = vel_(ii, 0), vi = vel_(ii, 1);
+      const int e0 = list_.begin(i);
+      pair_distances(pos_, list_.index, e0, list_.end(i), xi, yi, r2, inv_r);
       double lx = 0, ly = 0;
-      for (int e = list_.begin(i); e < list_.end(i); ++e) {
+      for (int e = e0; e < list_.end(i); ++e) {
         const int j = list_.index[static_cast<std::size_t>(e)];
-        const double dx = pos_(j, 0) - xi, dy = pos_(j, 1) - yi;
-        const double r2 = dx * dx + dy * dy;
-        if (r2 >= rl2) continue;
-        const double w = re_l_ / std::sqrt(r2) - 1.0;
+        const Eigen::Index k = e - e0;
+        // Branch-free (0 beyond r_e), as in number_density.
+        const double w = r2[k] < rl2 ? re_l_ * inv_r[k] - 1.0 : 0.0;
         lx += (vel_(j, 0) - ui) * w;
         ly += (vel_(j, 1) - vi) * w;
       }
@@ -287,36 +309,41 @@ void MpsSolver::number_density() {
   grad_count_.resize(nf_);
   if (params_.gradient_correction) correction_.resize(static_cast<Eigen::Index>(nf_), 3);
   parallel_for(nf_, kGrain, [&](std::size_t b0, std::size_t b1) {
+    Eigen::ArrayXd r2s, inv_rs;
     for (std::size_t i = b0; i < b1; ++i) {
       const Eigen::Index ii = static_cast<Eigen::Index>(i);
       const double xi = pos_(ii, 0), yi = pos_(ii, 1);
       const double ui = vel_(ii, 0), vi = vel_(ii, 1);
-      double n = 0, div = 0;
+      double n = 0, div = 0, cxx = 0, cxy = 0, cyy = 0;
       int nl = 0, ng = 0;
       const int base = list_.begin(i);
+      pair_distances(pos_, list_.index, base, list_.end(i), xi, yi, r2s, inv_rs);
+      // Branch-free: every candidate is weighted (0 outside a radius) and written to the next
+      // slot of each pair list, whose cursor advances only for a pair. Which candidates are
+      // pairs follows no pattern, and the mispredicted branches cost more than the weights.
       for (int e = base; e < list_.end(i); ++e) {
         const int j = list_.index[static_cast<std::size_t>(e)];
         const double dx = pos_(j, 0) - xi, dy = pos_(j, 1) - yi;
-        const double r2 = dx * dx + dy * dy;
-        if (r2 >= rl2) continue;
-        const double r = std::sqrt(r2);
-        const bool dummy = type_[static_cast<std::size_t>(j)] == ParticleType::Dummy;
-        if (r2 < rd2) {
-          const double w = re_d_ / r - 1.0;
-          n += w;
-          if (!dummy) {
-            const std::size_t s = static_cast<std::size_t>(base + ng++);
-            grad_.index[s] = j;
-            grad_x_[s] = dx * w / r2;
-            grad_y_[s] = dy * w / r2;
-            div += (vel_(j, 0) - ui) * grad_x_[s] + (vel_(j, 1) - vi) * grad_y_[s];
-          }
-        }
-        if (!dummy) {
-          const std::size_t s = static_cast<std::size_t>(base + nl++);
-          lap_.index[s] = j;
-          lap_w_[s] = re_l_ / r - 1.0;
-        }
+        const double r2 = r2s[e - base], inv_r = inv_rs[e - base];
+        const bool solid_or_fluid = type_[static_cast<std::size_t>(j)] != ParticleType::Dummy;
+        const bool in_d = r2 < rd2;
+        const double w = in_d ? re_d_ * inv_r - 1.0 : 0.0;
+        n += w;
+        const double gw = in_d && solid_or_fluid ? w * inv_r * inv_r : 0.0;
+        const double gx = dx * gw, gy = dy * gw;
+        const std::size_t sg = static_cast<std::size_t>(base + ng);
+        grad_.index[sg] = j;
+        grad_x_[sg] = gx;
+        grad_y_[sg] = gy;
+        ng += in_d && solid_or_fluid;
+        div += (vel_(j, 0) - ui) * gx + (vel_(j, 1) - vi) * gy;
+        cxx += gx * dx;
+        cxy += gx * dy;
+        cyy += gy * dy;
+        const std::size_t sl = static_cast<std::size_t>(base + nl);
+        lap_.index[sl] = j;
+        lap_w_[sl] = re_l_ * inv_r - 1.0;
+        nl += r2 < rl2 && solid_or_fluid;
       }
       density_[ii] = n;
       divergence_[ii] = kDim / kd_.n0 * div;
@@ -326,14 +353,6 @@ void MpsSolver::number_density() {
         // lattice. Where the neighbourhood is sparse or one-sided (splashes, the free surface) the
         // moment matrix is near singular and its inverse would amplify the gradient: below a
         // smallest eigenvalue of 1/2 (at most 2x amplification) the plain gradient is kept.
-        double cxx = 0, cxy = 0, cyy = 0;
-        for (int e = base; e < base + ng; ++e) {
-          const std::size_t s = static_cast<std::size_t>(e);
-          const int j = grad_.index[s];
-          cxx += grad_x_[s] * (pos_(j, 0) - xi);
-          cxy += grad_x_[s] * (pos_(j, 1) - yi);
-          cyy += grad_y_[s] * (pos_(j, 1) - yi);
-        }
         const double scale = kDim / kd_.n0;
         cxx *= scale;
         cxy *= scale;
