@@ -125,32 +125,52 @@ void PpeSolver::build_coarse() {
   const double* val = A_->valuePtr();
   const int agg = static_cast<int>(kAggregate);
   const int mc = (m + agg - 1) / agg;
-  std::vector<Eigen::Triplet<double>> t;
-  t.reserve(static_cast<std::size_t>(mc) * 16);
-  // slot[J]: position of coarse column J in `row` while row I is summed (-1: not yet there).
-  std::vector<int> slot(static_cast<std::size_t>(mc), -1);
-  std::vector<std::pair<int, double>> row;
-  for (int I = 0; I < mc; ++I) {
-    row.clear();
-    for (int i = I * agg; i < std::min(m, (I + 1) * agg); ++i) {
-      for (int e = outer[i]; e < outer[i + 1]; ++e) {
-        const int J = inner[e] / agg;
-        int& k = slot[static_cast<std::size_t>(J)];
-        if (k < 0) {
-          k = static_cast<int>(row.size());
-          row.emplace_back(J, val[e]);
-        } else {
-          row[static_cast<std::size_t>(k)].second += val[e];
+  // Coarse rows in parallel over fixed chunks, each summed with a slot array (slot[J]: position
+  // of coarse column J in the row, -1 while absent) and sorted; A_c is symmetric, so its rows are
+  // stored as the columns of the column-major matrix the Cholesky factor takes.
+  constexpr int kCoarseGrain = 64;
+  const std::size_t chunks = static_cast<std::size_t>((mc + kCoarseGrain - 1) / kCoarseGrain);
+  std::vector<std::vector<std::pair<int, double>>> chunk_entries(chunks);
+  std::vector<int> count(static_cast<std::size_t>(mc) + 1, 0);
+  parallel_for(chunks, 1, [&](std::size_t c0, std::size_t c1) {
+    std::vector<int> slot(static_cast<std::size_t>(mc), -1);
+    for (std::size_t c = c0; c < c1; ++c) {
+      std::vector<std::pair<int, double>>& entries = chunk_entries[c];
+      entries.clear();
+      const int I1 = std::min(mc, static_cast<int>(c + 1) * kCoarseGrain);
+      for (int I = static_cast<int>(c) * kCoarseGrain; I < I1; ++I) {
+        const std::size_t row_begin = entries.size();
+        for (int i = I * agg; i < std::min(m, (I + 1) * agg); ++i) {
+          for (int e = outer[i]; e < outer[i + 1]; ++e) {
+            const int J = inner[e] / agg;
+            int& k = slot[static_cast<std::size_t>(J)];
+            if (k < 0) {
+              k = static_cast<int>(entries.size());
+              entries.emplace_back(J, val[e]);
+            } else {
+              entries[static_cast<std::size_t>(k)].second += val[e];
+            }
+          }
         }
+        for (std::size_t k = row_begin; k < entries.size(); ++k)
+          slot[static_cast<std::size_t>(entries[k].first)] = -1;
+        std::sort(entries.begin() + static_cast<std::ptrdiff_t>(row_begin), entries.end());
+        count[static_cast<std::size_t>(I) + 1] = static_cast<int>(entries.size() - row_begin);
       }
     }
-    for (const auto& [c, v] : row) {
-      t.emplace_back(I, c, v);
-      slot[static_cast<std::size_t>(c)] = -1;
+  });
+  for (std::size_t I = 0; I < static_cast<std::size_t>(mc); ++I) count[I + 1] += count[I];
+  Eigen::SparseMatrix<double> Ac(mc, mc);
+  Ac.resizeNonZeros(count.back());
+  std::copy(count.begin(), count.end(), Ac.outerIndexPtr());
+  std::size_t k = 0;
+  for (const auto& entries : chunk_entries) {
+    for (const auto& [J, v] : entries) {
+      Ac.innerIndexPtr()[k] = J;
+      Ac.valuePtr()[k] = v;
+      ++k;
     }
   }
-  Eigen::SparseMatrix<double> Ac(mc, mc);
-  Ac.setFromTriplets(t.begin(), t.end());
   coarse_.compute(Ac);
   rc_.resize(mc);
   block_rz_.assign(blocks_.size(), 0.0);
