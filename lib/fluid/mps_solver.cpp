@@ -373,27 +373,42 @@ void MpsSolver::number_density() {
     }
   });
 
-  // Wall rows: fluid neighbours by transposing the fluid lists (in increasing fluid index).
+  // Wall rows: fluid neighbours by transposing the fluid lists (in increasing fluid index), in
+  // parallel over fixed chunks of fluid rows: each chunk counts its pairs per wall, and the
+  // chunks' slots in a wall's list follow in chunk order.
+  const std::size_t grain = kGrain * 4, chunks = (nf_ + grain - 1) / grain;
+  std::vector<int> slot(chunks * nb_, 0);  // chunk c, wall k: count, then first slot
+  auto for_each_wall_pair = [&](std::size_t c, auto&& f) {
+    for (std::size_t i = c * grain; i < std::min(nf_, (c + 1) * grain); ++i)
+      for (int e = lap_.begin(i), e1 = e + lap_count_[i]; e < e1; ++e) {
+        const int j = lap_.index[static_cast<std::size_t>(e)];
+        if (j >= static_cast<int>(nf_)) f(i, static_cast<std::size_t>(j) - nf_, e);
+      }
+  };
+  parallel_for(chunks, 1, [&](std::size_t c0, std::size_t c1) {
+    for (std::size_t c = c0; c < c1; ++c)
+      for_each_wall_pair(c, [&](std::size_t, std::size_t k, int) { ++slot[c * nb_ + k]; });
+  });
   wall_fluid_.offset.assign(nb_ + 1, 0);
-  for (std::size_t i = 0; i < nf_; ++i) {
-    for (int e = lap_.begin(i), e1 = e + lap_count_[i]; e < e1; ++e) {
-      const int j = lap_.index[static_cast<std::size_t>(e)];
-      if (j >= static_cast<int>(nf_)) ++wall_fluid_.offset[static_cast<std::size_t>(j) - nf_ + 1];
+  for (std::size_t k = 0; k < nb_; ++k) {
+    int next = wall_fluid_.offset[k];
+    for (std::size_t c = 0; c < chunks; ++c) {
+      const int n = slot[c * nb_ + k];
+      slot[c * nb_ + k] = next;
+      next += n;
     }
+    wall_fluid_.offset[k + 1] = next;
   }
-  for (std::size_t k = 0; k < nb_; ++k) wall_fluid_.offset[k + 1] += wall_fluid_.offset[k];
   wall_fluid_.index.resize(static_cast<std::size_t>(wall_fluid_.offset[nb_]));
   wall_fluid_w_.resize(wall_fluid_.index.size());
-  std::vector<int> cursor(wall_fluid_.offset.begin(), wall_fluid_.offset.end() - 1);
-  for (std::size_t i = 0; i < nf_; ++i) {
-    for (int e = lap_.begin(i), e1 = e + lap_count_[i]; e < e1; ++e) {
-      const int j = lap_.index[static_cast<std::size_t>(e)];
-      if (j < static_cast<int>(nf_)) continue;
-      const std::size_t s = static_cast<std::size_t>(cursor[static_cast<std::size_t>(j) - nf_]++);
-      wall_fluid_.index[s] = static_cast<int>(i);
-      wall_fluid_w_[s] = lap_w_[static_cast<std::size_t>(e)];
-    }
-  }
+  parallel_for(chunks, 1, [&](std::size_t c0, std::size_t c1) {
+    for (std::size_t c = c0; c < c1; ++c)
+      for_each_wall_pair(c, [&](std::size_t i, std::size_t k, int e) {
+        const std::size_t s = static_cast<std::size_t>(slot[c * nb_ + k]++);
+        wall_fluid_.index[s] = static_cast<int>(i);
+        wall_fluid_w_[s] = lap_w_[static_cast<std::size_t>(e)];
+      });
+  });
   // Density of wet walls: static part + fluid neighbours within r_e(density).
   parallel_for(nb_, kGrain, [&](std::size_t b0, std::size_t b1) {
     for (std::size_t k = b0; k < b1; ++k) {
