@@ -5,8 +5,9 @@
 //
 // The network is trained here on one curtain run and measured on another (1.2 times heavier),
 // with the patch-local residual features (docs/tools/cloth-train.md), twice: on pairs from the
-// DSDS of the target (the paper) and on pairs from the miniature simulated with scaled forces
-// (`train.miniature: simulated`). Both cost the same per frame.
+// DSDS of the target (the paper, timed) and on pairs from the miniature simulated with scaled
+// forces (`train.miniature: simulated`), used as a corrector of the miniature before bicubic
+// upsampling.
 
 #include <algorithm>
 #include <chrono>
@@ -106,39 +107,51 @@ int main() {
   };
   const auto paper_model = train(training_pairs(train_frames, grid, options),
                                  training_pairs(truth, grid, options));
-  const auto model = train(
+  const auto corrector_model = train(
       training_pairs(train_frames, simulate(miniature_params(target, f)), grid, options),
       training_pairs(truth, mframes, grid, options));
   const double train_s = ms_since(t_train) / 1000;
 
   // Errors over the held-out run: upscaling the miniature simulated with scaled forces (end to
-  // end) and upscaling the DSDS of the target (the upscaler alone).
+  // end) and upscaling the DSDS of the target (the upscaler alone); and how rough each surface
+  // is against the target's own.
   auto regressor = [](const datadyn::learn::TrainResult& m) {
     return [&m](const Eigen::MatrixXf& x) {
       return datadyn::learn::predict(m.network, m.input, m.output, x);
     };
   };
-  const PatchRegressor regress = regressor(model), regress_paper = regressor(paper_model);
+  const PatchRegressor regress = regressor(paper_model), correct = regressor(corrector_model);
+  auto corrected_upscale = [&](const datadyn::Points3& m2, const datadyn::Points3& m1,
+                               const datadyn::Points3& m0) {
+    return interpolate_upscale(correct_miniature(m2, m1, m0, grid, options, correct), grid,
+                               Interpolation::Bicubic);
+  };
   const std::size_t n = mframes.size();
   std::vector<datadyn::Points3> net_frames(n);
   struct Errors {
-    double simulated = 0.0, dsds = 0.0;
-  } net, paper, bil;
-  auto error = [&](const datadyn::Points3& x, std::size_t t) {
-    return (x - truth[t]).rowwise().norm().mean() / static_cast<double>(n - 2);
+    double simulated = 0.0, dsds = 0.0, rough = 0.0;
+  } corrected, paper, raw, bil, target_rough;
+  const double frames = static_cast<double>(n - 2);
+  auto add = [&](Errors& e, const datadyn::Points3& x, const datadyn::Points3& from_dsds,
+                 std::size_t t) {
+    e.simulated += (x - truth[t]).rowwise().norm().mean() / frames;
+    e.dsds += (from_dsds - truth[t]).rowwise().norm().mean() / frames;
+    e.rough += grid_roughness(x, 127, 127) / frames;
   };
   for (std::size_t t = 2; t < n; ++t) {
-    net_frames[t] =
-        regressor_upscale(mframes[t - 2], mframes[t - 1], mframes[t], grid, options, regress);
-    net.simulated += error(net_frames[t], t);
-    net.dsds += error(regressor_upscale(dsds[t - 2], dsds[t - 1], dsds[t], grid, options, regress), t);
-    paper.simulated += error(
-        regressor_upscale(mframes[t - 2], mframes[t - 1], mframes[t], grid, options, regress_paper),
+    const auto& m2 = mframes[t - 2];
+    const auto& m1 = mframes[t - 1];
+    const auto& m0 = mframes[t];
+    net_frames[t] = regressor_upscale(m2, m1, m0, grid, options, regress);
+    add(paper, net_frames[t],
+        regressor_upscale(dsds[t - 2], dsds[t - 1], dsds[t], grid, options, regress), t);
+    add(corrected, corrected_upscale(m2, m1, m0), corrected_upscale(dsds[t - 2], dsds[t - 1], dsds[t]),
         t);
-    paper.dsds += error(
-        regressor_upscale(dsds[t - 2], dsds[t - 1], dsds[t], grid, options, regress_paper), t);
-    bil.simulated += error(interpolate_upscale(mframes[t], grid, Interpolation::Bilinear), t);
-    bil.dsds += error(interpolate_upscale(dsds[t], grid, Interpolation::Bilinear), t);
+    add(raw, regressor_upscale(m2, m1, m0, grid, options, correct),
+        regressor_upscale(dsds[t - 2], dsds[t - 1], dsds[t], grid, options, correct), t);
+    add(bil, interpolate_upscale(m0, grid, Interpolation::Bilinear),
+        interpolate_upscale(dsds[t], grid, Interpolation::Bilinear), t);
+    target_rough.rough += grid_roughness(truth[t], 127, 127) / frames;
   }
 
   // Timing, interleaved frame by frame so that every part sees the same load on the shared cores:
@@ -146,7 +159,7 @@ int main() {
   // frame, and a streamed frame (the network on frame t - 1 while another miniature steps to t:
   // a miniature step does not keep both cores busy, the network fills them; the target's chain
   // of steps has nothing to overlap with). Medians over frames.
-  std::vector<double> target_t, mini_t, net_t, in_t, mlp_t, asm_t, bil_t, stream_t;
+  std::vector<double> target_t, mini_t, net_t, in_t, mlp_t, asm_t, bil_t, stream_t, corr_t;
   MassSpringSolver target_sim(held), mini_sim(mini), stream_sim(mini);
   std::vector<datadyn::Points3> mf(n), sf(n), streamed(n);
   mf[0] = mini_sim.positions();
@@ -173,6 +186,9 @@ int main() {
       t0 = Clock::now();
       const auto bl = interpolate_upscale(mf[t], grid, Interpolation::Bilinear);
       bil_t.push_back(ms_since(t0));
+      t0 = Clock::now();
+      const auto corrected_frame = corrected_upscale(mf[t - 2], mf[t - 1], mf[t]);
+      corr_t.push_back(ms_since(t0));
     }
     t0 = Clock::now();
     tbb::parallel_invoke(
@@ -191,7 +207,7 @@ int main() {
   for (std::size_t t = 2; t + 1 < n; ++t) same = same && streamed[t] == net_frames[t];
   const double target_ms = median(target_t), mini_ms = median(mini_t), net_ms = median(net_t),
                in_ms = median(in_t), mlp_ms = median(mlp_t), asm_ms = median(asm_t),
-               bil_ms = median(bil_t), stream_ms = median(stream_t);
+               bil_ms = median(bil_t), stream_ms = median(stream_t), corr_ms = median(corr_t);
   const double ours = mini_ms + net_ms;
   std::printf(
       "cloth upscale: 127x127 curtain, %d iterations per step, %d frames (times: median "
@@ -210,15 +226,21 @@ int main() {
       "  streamed (network on frame t - 1 while the miniature steps to t) %.2f ms/frame,\n"
       "    speed-up %.2fx over the target, frames the same bytes as above: %s\n",
       stream_ms, target_ms / stream_ms, same ? "yes" : "NO");
+  std::printf("  corrector (network at the miniature's particles) + bicubic %.2f ms/frame, with\n"
+              "    the miniature %.2f ms/frame, speed-up %.2fx over the target\n",
+              corr_ms, mini_ms + corr_ms, target_ms / (mini_ms + corr_ms));
   std::printf(
-      "  mean per-particle error against the target (m), held-out run:\n"
-      "                                         miniature simulated   DSDS of the target\n");
-  std::printf("    network, trained on the simulated miniature %10.3e   %10.3e\n", net.simulated,
-              net.dsds);
-  std::printf("    network, trained on the DSDS (paper)        %10.3e   %10.3e\n",
-              paper.simulated, paper.dsds);
-  std::printf("    bilinear                                    %10.3e   %10.3e\n", bil.simulated,
-              bil.dsds);
+      "  held-out run: mean per-particle error against the target (m), and bending roughness\n"
+      "  (mean second difference along rows and columns, m; the target's: %.3e)\n"
+      "                                                miniature simulated DSDS of target   rough\n",
+      target_rough.rough);
+  auto row = [](const char* name, const Errors& e) {
+    std::printf("    %-44s %10.3e     %10.3e    %.3e\n", name, e.simulated, e.dsds, e.rough);
+  };
+  row("network (paper: trained on the DSDS)", paper);
+  row("corrector (trained on simulated) + bicubic", corrected);
+  row("  its network output as the target", raw);
+  row("bilinear", bil);
   std::printf("  load average (1 min) before %s, after %s\n", load_before.c_str(),
               load_average().c_str());
   return 0;

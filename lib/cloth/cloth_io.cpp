@@ -108,15 +108,20 @@ Interpolation interpolation_of(const std::string& method) {
   return Interpolation::Bicubic;
 }
 
-/// One target frame from miniature frames t-2, t-1, t by `method` (interpolation uses only t).
+/// One target frame from miniature frames t-2, t-1, t by `method` (interpolation uses only t). A
+/// network trained on the simulated miniature corrects the miniature, which is then interpolated
+/// bicubically (see correct_miniature).
 Points3 upscale_frame(const Points3& m2, const Points3& m1, const Points3& m0,
                       const MiniatureGrid& grid, const std::string& method,
                       const UpscaleModel* model) {
-  if (method == "network")
-    return regressor_upscale(m2, m1, m0, grid, model->options, [&](const Eigen::MatrixXf& x) {
-      return learn::predict(model->network, model->input, model->output, x);
-    });
-  return interpolate_upscale(m0, grid, interpolation_of(method));
+  if (method != "network") return interpolate_upscale(m0, grid, interpolation_of(method));
+  const PatchRegressor regressor = [&](const Eigen::MatrixXf& x) {
+    return learn::predict(model->network, model->input, model->output, x);
+  };
+  if (model->miniature == "simulated")
+    return interpolate_upscale(correct_miniature(m2, m1, m0, grid, model->options, regressor),
+                               grid, Interpolation::Bicubic);
+  return regressor_upscale(m2, m1, m0, grid, model->options, regressor);
 }
 
 /// Target frames from miniature frames by `method`; the network uses frames t-2, t-1, t (clamped
@@ -818,13 +823,21 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
   app::Progress progress("sequence", names.size() * models.size());
   // Sums over sequences: [model][method] -> (error sum, count, ms sum, frames).
   struct Acc {
-    double err = 0, count = 0, ms = 0, frames = 0, dsds_err = 0, dsds_count = 0;
+    double err = 0, count = 0, ms = 0, frames = 0, dsds_err = 0, dsds_count = 0, rough = 0;
   };
+  auto roughness = [](const std::vector<Points3>& frames, const ClothParams& p) {
+    double sum = 0.0;
+    for (const auto& x : frames) sum += grid_roughness(x, p.nx, p.ny);
+    return sum;
+  };
+  double target_rough = 0.0, target_frames = 0.0;
   std::vector<std::vector<Acc>> acc(models.size(), std::vector<Acc>(methods.size()));
   for (const auto& name : names) {
     const auto seq = cache.sequence(name);
     const ClothParams target = params_of(seq, inputs[0].string());
     const auto truth = read_frames(seq);
+    target_rough += roughness(truth, target);
+    target_frames += static_cast<double>(truth.size());
     // Time the target simulation itself over the first frames (table 7/8's P-ADMM column).
     ClothParams timed = target;
     timed.frames = std::min<int>(config.timing_frames + 1, static_cast<int>(truth.size()));
@@ -861,6 +874,7 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
         a.dsds_count += dcount;
         a.err += sum;
         a.count += count;
+        a.rough += roughness(up, target);
         a.ms += (mini_ms + up_ms) * static_cast<double>(mframes.size());
         a.frames += static_cast<double>(mframes.size());
         if (m == 0) {
@@ -900,16 +914,20 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
     return json{{"method", method},
                 {"error", a.count > 0 ? a.err / a.count : std::nan("")},
                 {"dsds_error", a.dsds_count > 0 ? a.dsds_err / a.dsds_count : std::nan("")},
+                {"roughness", a.frames > 0 ? a.rough / a.frames : std::nan("")},
                 {"ms_per_frame", a.frames > 0 ? a.ms / a.frames : std::nan("")}};
   };
   for (std::size_t k = 0; k + 1 < methods.size(); ++k)
     per_method.push_back(method_row(methods[k], acc[0][k]));
   for (std::size_t m = 0; m < models.size(); ++m)
     if (models[m].second.factor == models.front().second.factor) {
-      json row = method_row("network", acc[m][3]);
+      json row = method_row(
+          models[m].second.miniature == "simulated" ? "corrector + bicubic" : "network",
+          acc[m][3]);
       row["model"] = models[m].first;
       per_method.push_back(row);
     }
+  report["target_roughness"] = target_frames > 0 ? target_rough / target_frames : std::nan("");
   report["dsds_factor"] = per_model;
   report["upscaling"] = per_method;
   report["against_target"] = against;
@@ -938,18 +956,22 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
           std::to_string(r["dsds_factor"].get<int>()) + " | " +
           (r["features_local"].get<bool>() ? "yes" : "no") + " | " +
           (r["features_residual"].get<bool>() ? "yes" : "no") + " | " +
-          r["train_miniature"].get<std::string>() + " miniature | " + num(r, "train_loss") +
+          (r["train_miniature"] == "simulated" ? "simulated miniature (corrector)" : "DSDS") +
+          " | " + num(r, "train_loss") +
           " | " + num(r, "test_loss") + " | " + num(r, "error") + " | " + num(r, "dsds_error") +
           " | " + ms(r, "ms_per_frame") + " |\n";
   md +=
       "\n## Upscaling method, the first model's DSDS factor (paper table 6: bilinear 1.826e-3, "
-      "biquadratic 1.825e-3, bicubic 1.825e-3, network 1.816e-3)\n\n| method | error (m) | DSDS "
-      "error (m) | ms/frame |\n"
-      "|---|---|---|---|\n";
+      "biquadratic 1.825e-3, bicubic 1.825e-3, network 1.816e-3). Roughness: the mean second "
+      "difference along rows and columns (m), the target's own " +
+      num(report, "target_roughness") +
+      "\n\n| method | error (m) | DSDS error (m) | roughness (m) | ms/frame |\n"
+      "|---|---|---|---|---|\n";
   for (const auto& r : per_method)
     md += "| " + r["method"].get<std::string>() +
           (r.contains("model") ? ", " + r["model"].get<std::string>() : "") + " | " +
-          num(r, "error") + " | " + num(r, "dsds_error") + " | " + ms(r, "ms_per_frame") + " |\n";
+          num(r, "error") + " | " + num(r, "dsds_error") + " | " + num(r, "roughness") + " | " +
+          ms(r, "ms_per_frame") + " |\n";
   md +=
       "\n## Against the target simulation (paper table 7: curtain 1.816e-3, flag 7.767e-3, "
       "collision 5.973e-3)\n\n| sequence | particles | target ms/frame | network error (m) | "

@@ -38,7 +38,8 @@ struct ClothConfig {
   learn::TrainParams train;
   /// train: the miniature frames of the training pairs: "dsds" (the paper: DSDS of the target) or
   /// "simulated" (the miniature simulated with scaled forces, as upscale runs it; the network
-  /// then also learns where the miniature's motion departs from the target's)
+  /// then learns where the miniature's motion departs from the target's and upscale uses it as a
+  /// corrector of the miniature before bicubic upsampling, see correct_miniature)
   std::string train_miniature = "dsds";
   double test_fraction = 0.2;  ///< share of sequences held out for the test loss (sec. 5)
   bool resume = false;         ///< train: go on from <output>.checkpoint.h5 if it exists

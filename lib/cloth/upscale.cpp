@@ -235,4 +235,30 @@ Points3 regressor_upscale(const Eigen::Ref<const Points3>& mini_t2,
   return assemble_patches(regressor(in), mini_t, grid, options);
 }
 
+double grid_roughness(const Eigen::Ref<const Points3>& x, int nx, int ny) {
+  DATADYN_CHECK_EQ(x.rows(), static_cast<Eigen::Index>(nx) * ny);
+  double sum = 0.0;
+  long count = 0;
+  for (int r = 0; r < ny; ++r)
+    for (int c = 1; c + 1 < nx; ++c, ++count)
+      sum += (x.row(r * nx + c - 1) - 2 * x.row(r * nx + c) + x.row(r * nx + c + 1)).norm();
+  for (int r = 1; r + 1 < ny; ++r)
+    for (int c = 0; c < nx; ++c, ++count)
+      sum += (x.row((r - 1) * nx + c) - 2 * x.row(r * nx + c) + x.row((r + 1) * nx + c)).norm();
+  return count > 0 ? sum / static_cast<double>(count) : 0.0;
+}
+
+Points3 correct_miniature(const Eigen::Ref<const Points3>& mini_t2,
+                          const Eigen::Ref<const Points3>& mini_t1,
+                          const Eigen::Ref<const Points3>& mini_t, const MiniatureGrid& grid,
+                          const PatchOptions& options, const PatchRegressor& regressor) {
+  const Points3 target = regressor_upscale(mini_t2, mini_t1, mini_t, grid, options, regressor);
+  const int f = grid.factor, tnx = grid.target_nx();
+  Points3 out(mini_t.rows(), 3);
+  for (int r = 0; r < grid.my; ++r)
+    for (int c = 0; c < grid.mx; ++c)
+      out.row(r * grid.mx + c) = target.row(f * r * tnx + f * c) / f;
+  return out;
+}
+
 }  // namespace datadyn::cloth

@@ -73,4 +73,21 @@ Points3 regressor_upscale(const Eigen::Ref<const Points3>& mini_t2,
                           const Eigen::Ref<const Points3>& mini_t, const MiniatureGrid& grid,
                           const PatchOptions& options, const PatchRegressor& regressor);
 
+/// Bending roughness of a grid frame (nx by ny particles, row by row): the mean length of the
+/// second difference along rows and columns, m. Noise from patch to patch makes it large; a
+/// smooth surface has that of its curvature. 0 for grids too small to have one.
+double grid_roughness(const Eigen::Ref<const Points3>& x, int nx, int ny);
+
+/// A miniature frame corrected by a regressor trained on pairs from the simulated miniature
+/// (`train.miniature: simulated`): its prediction at the miniature's own particles (the patch
+/// corners, averaged over the patches that share them), divided by f. Such a regressor learns
+/// where the miniature's motion departs from its target's, which is low-frequency; its patch
+/// interiors carry noise at the scale of its error (the departure is not a function of one
+/// patch alone), so only the corners are kept and the corrected miniature is interpolated.
+/// @returns #mx*my by 3, miniature metres
+Points3 correct_miniature(const Eigen::Ref<const Points3>& mini_t2,
+                          const Eigen::Ref<const Points3>& mini_t1,
+                          const Eigen::Ref<const Points3>& mini_t, const MiniatureGrid& grid,
+                          const PatchOptions& options, const PatchRegressor& regressor);
+
 }  // namespace datadyn::cloth

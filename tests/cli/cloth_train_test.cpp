@@ -182,7 +182,7 @@ TEST_CASE("cloth-train: a DSDS factor that does not divide the grid is a config 
   CHECK(!std::filesystem::exists(dir / "t.h5"));
 }
 
-TEST_CASE("cloth-train: train.miniature=simulated trains on the simulated miniature") {
+TEST_CASE("cloth-train: train.miniature=simulated trains a corrector on the simulated miniature") {
   TempDir dir;
   const auto t = (dir / "t.h5").string();
   REQUIRE(run_command(kTool + " simulate" + kSmall + " -o " + t).exit_code == 0);
@@ -214,7 +214,11 @@ TEST_CASE("cloth-train: train.miniature=simulated trains on the simulated miniat
   // Table 6: three interpolations, then a network row per model of the first one's factor.
   REQUIRE(report["upscaling"].size() == 5);
   CHECK(report["upscaling"][3]["model"] == "sim.h5");
+  CHECK(report["upscaling"][3]["method"] == "corrector + bicubic");
   CHECK(report["upscaling"][4]["model"] == "dsds.h5");
+  CHECK(report["upscaling"][4]["method"] == "network");
+  for (const auto& row : report["upscaling"]) CHECK(row["roughness"].get<double>() > 0.0);
+  CHECK(report["target_roughness"].get<double>() > 0.0);
 
   r = run_command(kTool + " train" + kSmall + " --set train.miniature=coarse -i " + t + " -o " +
                   (dir / "bad.h5").string());

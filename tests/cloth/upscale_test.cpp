@@ -109,3 +109,21 @@ TEST_CASE("a particle shared by patches gets the mean of their predictions") {
       CHECK((assemble_patches(out, mini, g, o) - (x + mean_noise)).cwiseAbs().maxCoeff() < 1e-6);
     }
 }
+
+TEST_CASE("grid roughness is zero on a plane and the closed form on a parabolic cylinder") {
+  const int nx = 7, ny = 5;
+  const double h = 0.1, a = 3.0;
+  datadyn::Points3 plane(nx * ny, 3), cylinder(nx * ny, 3);
+  for (int r = 0; r < ny; ++r)
+    for (int c = 0; c < nx; ++c) {
+      const double u = c * h, v = r * h;
+      plane.row(r * nx + c) << u + 0.2 * v, 0.5 * u - v, 0.3 * u + 0.7 * v;
+      cylinder.row(r * nx + c) << u, v, a * u * u;
+    }
+  // Second differences of an affine map vanish up to rounding of coordinates of order 1.
+  CHECK(datadyn::cloth::grid_roughness(plane, nx, ny) < 1e-15);
+  // z = a u^2: 2 a h^2 along every row's interior, 0 along the columns.
+  const double along_rows = ny * (nx - 2), along_columns = (ny - 2) * nx;
+  const double expected = along_rows * 2 * a * h * h / (along_rows + along_columns);
+  CHECK(datadyn::cloth::grid_roughness(cylinder, nx, ny) == doctest::Approx(expected).epsilon(1e-12));
+}
