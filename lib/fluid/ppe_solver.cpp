@@ -1,6 +1,8 @@
 // Preconditioned conjugate gradients for the MPS pressure Poisson equation (see PpeSolver in
 // mps_solver.hpp).
 
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cmath>
 #include <utility>
@@ -31,6 +33,57 @@ inline double sparse_row_dot(const double* val, const int* col, int e0, int e1, 
   for (; e < e1; ++e) s0 += val[e] * v[col[e]];
   return (s0 + s1) + (s2 + s3);
 }
+
+/// sparse_row_dot with the four partial sums as the lanes of one AVX2 register and v gathered:
+/// the same products added in the same order (no fused multiply-add), so bitwise the same sum.
+[[gnu::target("avx2")]] inline double sparse_row_dot_avx2(const double* val, const int* col, int e0,
+                                                          int e1, const double* v) {
+  // The masked gather with a zero source: the plain one reads an undefined register, which GCC
+  // warns about.
+  const __m256d zero = _mm256_setzero_pd(), all = _mm256_castsi256_pd(_mm256_set1_epi64x(-1));
+  __m256d s = zero;
+  int e = e0;
+  for (; e + 4 <= e1; e += 4) {
+    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(col + e));
+    s = _mm256_add_pd(
+        s, _mm256_mul_pd(_mm256_loadu_pd(val + e), _mm256_mask_i32gather_pd(zero, v, c, all, 8)));
+  }
+  alignas(32) double lane[4];
+  _mm256_store_pd(lane, s);
+  double s0 = lane[0];
+  for (; e < e1; ++e) s0 += val[e] * v[col[e]];
+  return (s0 + lane[1]) + (lane[2] + lane[3]);
+}
+
+/// q[i] = A_i . v for the rows [i0, i1) of the CSR matrix (outer, col, val); returns Σ q[i] v[i].
+template <double (*RowDot)(const double*, const int*, int, int, const double*)>
+[[gnu::always_inline]] inline double product_rows(const int* outer, const int* col,
+                                                  const double* val, std::size_t i0, std::size_t i1,
+                                                  const double* v, double* q) {
+  double s = 0;
+  for (std::size_t i = i0; i < i1; ++i) {
+    const double acc = RowDot(val, col, outer[i], outer[i + 1], v);
+    q[i] = acc;
+    s += acc * v[i];
+  }
+  return s;
+}
+
+double product_rows_default(const int* outer, const int* col, const double* val, std::size_t i0,
+                            std::size_t i1, const double* v, double* q) {
+  return product_rows<sparse_row_dot>(outer, col, val, i0, i1, v, q);
+}
+
+[[gnu::target("avx2")]] double product_rows_avx2(const int* outer, const int* col,
+                                                 const double* val, std::size_t i0, std::size_t i1,
+                                                 const double* v, double* q) {
+  return product_rows<sparse_row_dot_avx2>(outer, col, val, i0, i1, v, q);
+}
+
+/// The product with A is a fifth of the run time and bound by its gathers (single-precision
+/// values were no faster): where the CPU has AVX2 the four partial sums run as one vector.
+const auto product_rows_dispatch =
+    __builtin_cpu_supports("avx2") ? product_rows_avx2 : product_rows_default;
 }  // namespace
 
 void PpeSolver::compute(const Matrix& A) {
@@ -254,14 +307,7 @@ PpeSolver::Result PpeSolver::solve(const Eigen::VectorXd& b, Eigen::VectorXd& x,
     return parallel_reduce(
         m, kRowGrain, 0.0,
         [&](std::size_t b0, std::size_t b1) {
-          double s = 0;
-          for (std::size_t i = b0; i < b1; ++i) {
-            const Eigen::Index k = static_cast<Eigen::Index>(i);
-            const double acc = sparse_row_dot(val, inner, outer[i], outer[i + 1], v.data());
-            q[k] = acc;
-            s += acc * v[k];
-          }
-          return s;
+          return product_rows_dispatch(outer, inner, val, b0, b1, v.data(), q.data());
         },
         plus);
   };
