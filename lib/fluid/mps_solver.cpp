@@ -504,54 +504,50 @@ StepResult MpsSolver::solve_pressure(double dt) {
   double* val = A_.valuePtr();
   b_.resize(static_cast<Eigen::Index>(m));
   x_.resize(static_cast<Eigen::Index>(m));
-  parallel_for(m, kGrain, [&](std::size_t b0, std::size_t b1) {
-    for (std::size_t r = b0; r < b1; ++r) {
-      const std::size_t p = static_cast<std::size_t>(row_particle_[r]);
-      int e_out = outer[r];
-      int diag_slot = -1;
-      double diag = diag_extra;
-      auto add = [&](int j, double w) {
-        const double c = a * w;
-        diag += c;
-        const int col = unknown_[static_cast<std::size_t>(j)];
-        if (col < 0) return;
-        if (diag_slot < 0 && col > static_cast<int>(r)) diag_slot = e_out++;
-        inner[e_out] = col;
-        val[e_out] = -c;
-        ++e_out;
-      };
-      if (p < nf_) {
-        for (int e = lap_.begin(p), e1 = e + lap_count_[p]; e < e1; ++e)
-          add(lap_.index[static_cast<std::size_t>(e)], lap_w_[static_cast<std::size_t>(e)]);
-      } else {
-        const std::size_t k = p - nf_;
-        for (int e = wall_fluid_.begin(k); e < wall_fluid_.end(k); ++e)
-          add(wall_fluid_.index[static_cast<std::size_t>(e)],
-              wall_fluid_w_[static_cast<std::size_t>(e)]);
-        for (int e = wall_wall_.begin(k); e < wall_wall_.end(k); ++e)
-          add(wall_wall_.index[static_cast<std::size_t>(e)],
-              wall_wall_w_[static_cast<std::size_t>(e)]);
-      }
-      if (diag_slot < 0) diag_slot = e_out++;
-      inner[diag_slot] = static_cast<int>(r);
-      val[diag_slot] = diag;
-      const Eigen::Index ri = static_cast<Eigen::Index>(r);
-      const Eigen::Index pi = static_cast<Eigen::Index>(p);
-      b_[ri] = src * (density_[pi] - n0) - div_coef * divergence_[pi];
-      x_[ri] = pressure_[static_cast<Eigen::Index>(p)];  // warm start
-    }
-  });
-
   // A NaN or infinity (coincident particles, a NaN velocity) must not reach the factorisation.
+  // Every weight is positive (or NaN), so the diagonal, which sums them all, is finite exactly when
+  // the row is: the assembly returns the first row that is not.
   const std::size_t bad_row = parallel_reduce(
-      m, kGrain * 4, m,
+      m, kGrain, m,
       [&](std::size_t b0, std::size_t b1) {
+        std::size_t first_bad = m;
         for (std::size_t r = b0; r < b1; ++r) {
-          bool ok = std::isfinite(b_[static_cast<Eigen::Index>(r)]);
-          for (int e = outer[r]; ok && e < outer[r + 1]; ++e) ok = std::isfinite(val[e]);
-          if (!ok) return r;
+          const std::size_t p = static_cast<std::size_t>(row_particle_[r]);
+          int e_out = outer[r];
+          int diag_slot = -1;
+          double diag = diag_extra;
+          auto add = [&](int j, double w) {
+            const double c = a * w;
+            diag += c;
+            const int col = unknown_[static_cast<std::size_t>(j)];
+            if (col < 0) return;
+            if (diag_slot < 0 && col > static_cast<int>(r)) diag_slot = e_out++;
+            inner[e_out] = col;
+            val[e_out] = -c;
+            ++e_out;
+          };
+          if (p < nf_) {
+            for (int e = lap_.begin(p), e1 = e + lap_count_[p]; e < e1; ++e)
+              add(lap_.index[static_cast<std::size_t>(e)], lap_w_[static_cast<std::size_t>(e)]);
+          } else {
+            const std::size_t k = p - nf_;
+            for (int e = wall_fluid_.begin(k); e < wall_fluid_.end(k); ++e)
+              add(wall_fluid_.index[static_cast<std::size_t>(e)],
+                  wall_fluid_w_[static_cast<std::size_t>(e)]);
+            for (int e = wall_wall_.begin(k); e < wall_wall_.end(k); ++e)
+              add(wall_wall_.index[static_cast<std::size_t>(e)],
+                  wall_wall_w_[static_cast<std::size_t>(e)]);
+          }
+          if (diag_slot < 0) diag_slot = e_out++;
+          inner[diag_slot] = static_cast<int>(r);
+          val[diag_slot] = diag;
+          const Eigen::Index ri = static_cast<Eigen::Index>(r);
+          const Eigen::Index pi = static_cast<Eigen::Index>(p);
+          b_[ri] = src * (density_[pi] - n0) - div_coef * divergence_[pi];
+          x_[ri] = pressure_[static_cast<Eigen::Index>(p)];  // warm start
+          if (first_bad == m && !(std::isfinite(diag) && std::isfinite(b_[ri]))) first_bad = r;
         }
-        return m;
+        return first_bad;
       },
       [](std::size_t x, std::size_t y) { return std::min(x, y); });
   if (bad_row < m) {
