@@ -186,6 +186,7 @@ class PpeSolver {
   };
   const Matrix* A_ = nullptr;
   Eigen::VectorXd inv_diag_, diag_, upper_sum_;  // 1 / D_i, A_ii, sum_{c > i} A_ic
+  std::vector<int> diag_pos_;                    // entry of A_ii in A's arrays
   std::vector<Block> blocks_;
 
   mutable Eigen::VectorXd r_, z_, p_, q_;

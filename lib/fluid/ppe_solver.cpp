@@ -111,11 +111,13 @@ void PpeSolver::compute(const Matrix& A) {
   inv_diag_.resize(m);
   diag_.resize(m);
   upper_sum_.resize(m);
+  diag_pos_.resize(mm);
   parallel_for(mm, kRowGrain, [&](std::size_t b0, std::size_t b1) {
     for (std::size_t r = b0; r < b1; ++r) {
       const int i = static_cast<int>(r);
       const int* d = std::lower_bound(inner + outer[i], inner + outer[i + 1], i);
       DATADYN_CHECK(d < inner + outer[i + 1] && *d == i);
+      diag_pos_[r] = static_cast<int>(d - inner);
       diag_[i] = val[d - inner];
       DATADYN_CHECK(diag_[i] > 0);
     }
@@ -130,30 +132,51 @@ void PpeSolver::compute(const Matrix& A) {
       blk.last = std::min(m, static_cast<int>(k + 1) * rows);
       blk.lo_ptr.assign(1, 0);
       blk.up_ptr.assign(1, 0);
-      blk.lo_col.clear();
-      blk.lo_val.clear();
-      blk.up_col.clear();
-      blk.up_val.clear();
+      // Branch-free: each coupling is written to the next slot and the cursor advances only for a
+      // strong one. Which of a row's ~28 couplings are strong follows the particles' arrangement,
+      // no pattern a branch predictor learns. Slots are reserved for a whole row at a time.
+      int nlo = 0, nup = 0;
+      auto reserve = [](auto& v, int used, int more) {
+        if (v.size() < static_cast<std::size_t>(used + more))
+          v.resize(std::max(2 * v.size(), static_cast<std::size_t>(used + more)));
+      };
       for (int i = blk.first; i < blk.last; ++i) {
         const double strong2 = kStrong * kStrong * diag_[i];
-        double s = 0, up_sum = 0;
-        for (int e = outer[i]; e < outer[i + 1]; ++e) {
+        const int d = diag_pos_[i];
+        reserve(blk.lo_col, nlo, d - outer[i]);
+        reserve(blk.lo_val, nlo, d - outer[i]);
+        reserve(blk.up_col, nup, outer[i + 1] - d);
+        reserve(blk.up_val, nup, outer[i + 1] - d);
+        const int lo0 = nlo;
+        for (int e = outer[i]; e < d; ++e) {
           const int c = inner[e];
           const double v = val[e];
-          if (c < blk.first || c >= blk.last || c == i || v * v < strong2 * diag_[c]) continue;
-          if (c < i) {
-            blk.lo_col.push_back(c);
-            blk.lo_val.push_back(static_cast<float>(v));
-            s += v * inv_diag_[c] * (v + kMicTau * (upper_sum_[c] - v));
-          } else {
-            blk.up_col.push_back(c);
-            blk.up_val.push_back(static_cast<float>(v));
-            up_sum += v;
-          }
+          blk.lo_col[static_cast<std::size_t>(nlo)] = c;
+          blk.lo_val[static_cast<std::size_t>(nlo)] = static_cast<float>(v);
+          nlo += c >= blk.first && v * v >= strong2 * diag_[c];
+        }
+        double up_sum = 0;
+        for (int e = d + 1; e < outer[i + 1]; ++e) {
+          const int c = inner[e];
+          const double v = val[e];
+          const bool strong = c < blk.last && v * v >= strong2 * diag_[c];
+          blk.up_col[static_cast<std::size_t>(nup)] = c;
+          blk.up_val[static_cast<std::size_t>(nup)] = static_cast<float>(v);
+          nup += strong;
+          up_sum += strong ? v : 0.0;
+        }
+        // The lower couplings in single precision from here on would change the factor: their
+        // double values are read back from A (the row is sorted, so by a merge).
+        double s = 0;
+        for (int t = lo0, e = outer[i]; t < nlo; ++t) {
+          const int c = blk.lo_col[static_cast<std::size_t>(t)];
+          while (inner[e] != c) ++e;
+          const double v = val[e];
+          s += v * inv_diag_[c] * (v + kMicTau * (upper_sum_[c] - v));
         }
         upper_sum_[i] = up_sum;
-        blk.lo_ptr.push_back(static_cast<int>(blk.lo_col.size()));
-        blk.up_ptr.push_back(static_cast<int>(blk.up_col.size()));
+        blk.lo_ptr.push_back(nlo);
+        blk.up_ptr.push_back(nup);
         double di = diag_[i] - s;
         // A breakdown (impossible for M-matrices, cheap to guard) falls back to the diagonal:
         // the preconditioner stays symmetric positive definite.
