@@ -16,6 +16,10 @@ namespace datadyn::fluid {
 
 namespace {
 constexpr std::size_t kRowGrain = 1024;
+// The coarse rows are built in chunks of whole row chunks: the chunk's rows of A P are stored
+// with it, for the row chunk of CG that applies them.
+constexpr int kCoarseGrain = static_cast<int>(kRowGrain / PpeSolver::kAggregate);
+static_assert(kRowGrain % PpeSolver::kAggregate == 0);
 
 /// Σ_e val[e] v[col[e]] over e in [e0, e1), in four interleaved partial sums combined in a fixed
 /// order: one running sum makes every product wait for the previous add (29 adds in a row per
@@ -189,6 +193,7 @@ void PpeSolver::compute(const Matrix& A) {
   z_.resize(m);
   p_.resize(m);
   q_.resize(m);
+  s_.resize(m);
   build_coarse();
 }
 
@@ -204,27 +209,54 @@ void PpeSolver::build_coarse() {
   // Coarse rows in parallel over fixed chunks, each summed with a slot array (slot[J]: position
   // of coarse column J in the row, -1 while absent) and sorted; A_c is symmetric, so its rows are
   // stored as the columns of the column-major matrix the Cholesky factor takes.
-  constexpr int kCoarseGrain = 64;
   const std::size_t chunks = static_cast<std::size_t>((mc + kCoarseGrain - 1) / kCoarseGrain);
   std::vector<std::vector<std::pair<int, double>>> chunk_entries(chunks);
   std::vector<int> count(static_cast<std::size_t>(mc) + 1, 0);
+  ap_.resize(chunks);
   parallel_for(chunks, 1, [&](std::size_t c0, std::size_t c1) {
     std::vector<int> slot(static_cast<std::size_t>(mc), -1);
     for (std::size_t c = c0; c < c1; ++c) {
       std::vector<std::pair<int, double>>& entries = chunk_entries[c];
       entries.clear();
+      RowChunk& ap = ap_[c];
+      ap.ptr.assign(1, 0);
+      std::size_t n_ap = 0;
       const int I1 = std::min(mc, static_cast<int>(c + 1) * kCoarseGrain);
       for (int I = static_cast<int>(c) * kCoarseGrain; I < I1; ++I) {
         const std::size_t row_begin = entries.size();
         for (int i = I * agg; i < std::min(m, (I + 1) * agg); ++i) {
+          // Row i of A P: a row's columns are sorted and aggregates are ranges of columns, so
+          // each aggregate is one run of the row. Branch-free (runs are 1-5 entries long): the
+          // run so far is written to its slot at every entry, and the slot advances when a new
+          // run starts.
+          const std::size_t len = static_cast<std::size_t>(outer[i + 1] - outer[i]);
+          if (ap.col.size() < n_ap + len) {
+            ap.col.resize(std::max(2 * ap.col.size(), n_ap + len));
+            ap.val.resize(ap.col.size());
+          }
+          const std::size_t ap_begin = n_ap;
+          int run = inner[outer[i]] / agg;
+          double sum = 0;
           for (int e = outer[i]; e < outer[i + 1]; ++e) {
             const int J = inner[e] / agg;
-            int& k = slot[static_cast<std::size_t>(J)];
+            const bool next = J != run;
+            ap.col[n_ap] = run;
+            ap.val[n_ap] = sum;
+            n_ap += next;
+            sum = next ? val[e] : sum + val[e];
+            run = J;
+          }
+          ap.col[n_ap] = run;
+          ap.val[n_ap] = sum;
+          ++n_ap;
+          ap.ptr.push_back(static_cast<int>(n_ap));
+          for (std::size_t e = ap_begin; e < n_ap; ++e) {
+            int& k = slot[static_cast<std::size_t>(ap.col[e])];
             if (k < 0) {
               k = static_cast<int>(entries.size());
-              entries.emplace_back(J, val[e]);
+              entries.emplace_back(ap.col[e], ap.val[e]);
             } else {
-              entries[static_cast<std::size_t>(k)].second += val[e];
+              entries[static_cast<std::size_t>(k)].second += ap.val[e];
             }
           }
         }
@@ -249,16 +281,8 @@ void PpeSolver::build_coarse() {
   }
   coarse_.compute(Ac);
   rc_.resize(mc);
+  rc_defect_.resize(mc);
   block_rz_.assign(blocks_.size(), 0.0);
-}
-
-double PpeSolver::precondition(const Eigen::VectorXd& r, Eigen::VectorXd& z) const {
-  // Additive two-level: z = M^-1 r + P A_c^-1 P^T r (M: block MIC, P: aggregate indicator). The
-  // smoothing pass also restricts r and sums r . M^-1 r per block; the coarse part P xc is left
-  // for the caller to add (it is folded into CG's update of p). Returns r . z.
-  const double rz_smooth = smooth(r, z);
-  xc_ = coarse_.solve(rc_);
-  return rz_smooth + rc_.dot(xc_);
 }
 
 double PpeSolver::smooth(const Eigen::VectorXd& r, Eigen::VectorXd& z) const {
@@ -361,45 +385,82 @@ PpeSolver::Result PpeSolver::solve(const Eigen::VectorXd& b, Eigen::VectorXd& x,
     return res;
   }
   const int agg = static_cast<int>(kAggregate);
-  // p = z + P xc + beta p (the coarse part of the preconditioner added here).
-  auto update_p = [&](double beta) {
-    parallel_for(m, kRowGrain, [&](std::size_t b0, std::size_t b1) {
-      for (std::size_t i = b0; i < b1; ++i) {
-        const Eigen::Index k = static_cast<Eigen::Index>(i);
-        p_[k] = z_[k] + xc_[k / agg] + beta * p_[k];
-      }
-    });
+  // Deflated CG, A-DEF2 (Tang, Nabben, Vuik, Erlangga 2009, table 2): with Q = P
+  // A_c^-1 P^T, the preconditioned residual is z = y + Q (r - A y), y = M^-1 r. The product
+  // s = A y is the iteration's one product with A: A z = s + (A P) xc follows from the few
+  // entries of A P per row, and A p = A z + beta A p by recurrence. Against the additive
+  // z = y + Q r it takes 20.4 instead of 31.4 iterations per step of the l0 = 5 mm dam break
+  // (a multiplicative correction tried before with a second product with A per iteration was
+  // no faster).
+  // The start is deflated first, x += Q r, so that P^T r = 0 as the method assumes.
+  auto add_ap = [&](std::size_t i) {  // (A P xc)_i
+    const RowChunk& ap = ap_[i / kRowGrain];
+    const std::size_t row = i % kRowGrain;
+    return sparse_row_dot(ap.val.data(), ap.col.data(), ap.ptr[row], ap.ptr[row + 1], xc_.data());
   };
-  double rz = precondition(r_, z_);
-  p_.setZero();
-  update_p(0.0);
-  for (int it = 1; it <= max_iterations; ++it) {
-    const double pq = spmv_dot(p_, q_);
-    if (!(pq > 0)) break;  // lost positive definiteness (or NaN): report not converged
-    const double alpha = rz / pq;
+  // x += dx(i), r -= dr(i) on every row; true when |r| is at the tolerance.
+  auto update_converged = [&](auto&& dx, auto&& dr) {
     rr = parallel_reduce(
         m, kRowGrain, 0.0,
         [&](std::size_t b0, std::size_t b1) {
-          double s = 0;
+          double sum = 0;
           for (std::size_t i = b0; i < b1; ++i) {
             const Eigen::Index k = static_cast<Eigen::Index>(i);
-            x[k] += alpha * p_[k];
-            r_[k] -= alpha * q_[k];
-            s += r_[k] * r_[k];
+            x[k] += dx(i);
+            r_[k] -= dr(i);
+            sum += r_[k] * r_[k];
           }
-          return s;
+          return sum;
         },
         plus);
-    res.iterations = it;
     res.residual = std::sqrt(rr) / bnorm;
-    if (std::sqrt(rr) <= target) {
-      res.converged = true;
-      return res;
-    }
-    const double rz_new = precondition(r_, z_);
-    const double beta = rz_new / rz;
+    res.converged = std::sqrt(rr) <= target;
+    return res.converged;
+  };
+  (void)smooth(r_, z_);  // for the restriction of r
+  xc_ = coarse_.solve(rc_);
+  if (update_converged([&](std::size_t i) { return xc_[static_cast<Eigen::Index>(i) / agg]; },
+                       add_ap))
+    return res;
+  double rz = 1;
+  p_.setZero();
+  q_.setZero();
+  for (int it = 1; it <= max_iterations; ++it) {
+    const double ry = smooth(r_, z_);
+    // s = A y into s_, and P^T (r - s) into rc_defect_ (row chunks are whole aggregates).
+    parallel_for(m, kRowGrain, [&](std::size_t b0, std::size_t b1) {
+      product_rows_dispatch(outer, inner, val, b0, b1, z_.data(), s_.data());
+      for (std::size_t c = b0 / kAggregate; c * kAggregate < b1; ++c) {
+        double sum = 0;
+        for (std::size_t i = c * kAggregate; i < std::min(b1, (c + 1) * kAggregate); ++i)
+          sum += s_[static_cast<Eigen::Index>(i)];
+        rc_defect_[static_cast<Eigen::Index>(c)] = rc_[static_cast<Eigen::Index>(c)] - sum;
+      }
+    });
+    xc_ = coarse_.solve(rc_defect_);
+    const double rz_new = ry + rc_.dot(xc_);  // r . (y + P xc)
+    const double beta = it == 1 ? 0.0 : rz_new / rz;
     rz = rz_new;
-    update_p(beta);
+    // p = y + P xc + beta p, q = A p = s + A P xc + beta q
+    const double pq = parallel_reduce(
+        m, kRowGrain, 0.0,
+        [&](std::size_t b0, std::size_t b1) {
+          double sum = 0;
+          for (std::size_t i = b0; i < b1; ++i) {
+            const Eigen::Index k = static_cast<Eigen::Index>(i);
+            p_[k] = z_[k] + xc_[k / agg] + beta * p_[k];
+            q_[k] = s_[k] + add_ap(i) + beta * q_[k];
+            sum += p_[k] * q_[k];
+          }
+          return sum;
+        },
+        plus);
+    if (!(pq > 0)) break;  // lost positive definiteness (or NaN): report not converged
+    const double alpha = rz / pq;
+    res.iterations = it;
+    if (update_converged([&](std::size_t i) { return alpha * p_[static_cast<Eigen::Index>(i)]; },
+                         [&](std::size_t i) { return alpha * q_[static_cast<Eigen::Index>(i)]; }))
+      return res;
   }
   return res;
 }
