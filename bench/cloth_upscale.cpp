@@ -22,7 +22,7 @@
 #include "cloth/miniature.hpp"
 #include "cloth/training_pairs.hpp"
 #include "cloth/upscale.hpp"
-#include "learn/lane_forward.hpp"
+#include "core/simd.hpp"
 #include "learn/trainer.hpp"
 
 namespace {
@@ -50,13 +50,13 @@ std::vector<datadyn::Points3> simulate(const datadyn::cloth::ClothParams& p) {
   return frames;
 }
 
-const char* simd_name(datadyn::learn::SimdLevel level) {
+const char* simd_name(datadyn::SimdLevel level) {
   switch (level) {
-    case datadyn::learn::SimdLevel::Avx512:
+    case datadyn::SimdLevel::Avx512:
       return "AVX-512";
-    case datadyn::learn::SimdLevel::Avx2:
+    case datadyn::SimdLevel::Avx2:
       return "AVX2";
-    case datadyn::learn::SimdLevel::Baseline:
+    case datadyn::SimdLevel::Baseline:
       break;
   }
   return "SSE2";
@@ -219,7 +219,7 @@ int main() {
   std::printf(
       "    patch inputs %.2f, standardise + 36-64-64-64-27 in float (%s lanes) %.2f, assembly\n"
       "    with the bicubic base %.2f ms/frame\n",
-      in_ms, simd_name(datadyn::learn::best_simd_level()), mlp_ms, asm_ms);
+      in_ms, simd_name(datadyn::simd_level()), mlp_ms, asm_ms);
   std::printf("  miniature + network    %8.2f ms/frame   speed-up %.2fx over the target\n", ours,
               target_ms / ours);
   std::printf(

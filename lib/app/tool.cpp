@@ -2,6 +2,7 @@
 
 #include <tbb/global_control.h>
 
+#include <cstdlib>
 #include <thread>
 #include <utility>
 
@@ -11,6 +12,7 @@
 #include "app/logging.hpp"
 #include "app/version.hpp"
 #include "core/errors.hpp"
+#include "core/simd.hpp"
 
 namespace datadyn::app {
 
@@ -279,6 +281,9 @@ int Tool::run(int argc, char** argv) {
       throw UsageError("--frames: " + what + " works on whole sequences and takes no frame list");
     if (ctx.shard().count != 1 && !chosen->splits.shards)
       throw UsageError("--shard: " + what + " cannot be split into shards");
+    if (const char* simd = std::getenv("DATADYN_SIMD"); simd && !parse_simd_level(simd))
+      throw UsageError(std::string("DATADYN_SIMD: expected baseline, avx2 or avx512, got \"") +
+                       simd + "\"");
     tbb::global_control threads(tbb::global_control::max_allowed_parallelism,
                                 static_cast<std::size_t>(ctx.threads()));
     spdlog::info("{}{} {} ({} thread{})", name_,

@@ -10,6 +10,7 @@
 
 #include "core/check.hpp"
 #include "core/parallel.hpp"
+#include "core/simd.hpp"
 #include "fluid/mps_solver.hpp"
 
 namespace datadyn::fluid {
@@ -86,8 +87,12 @@ double product_rows_default(const int* outer, const int* col, const double* val,
 
 /// The product with A is a fifth of the run time and bound by its gathers (single-precision
 /// values were no faster): where the CPU has AVX2 the four partial sums run as one vector.
-const auto product_rows_dispatch =
-    __builtin_cpu_supports("avx2") ? product_rows_avx2 : product_rows_default;
+double product_rows_dispatch(const int* outer, const int* col, const double* val, std::size_t i0,
+                             std::size_t i1, const double* v, double* q) {
+  static const auto product =
+      simd_level() >= SimdLevel::Avx2 ? product_rows_avx2 : product_rows_default;
+  return product(outer, col, val, i0, i1, v, q);
+}
 }  // namespace
 
 void PpeSolver::compute(const Matrix& A) {

@@ -126,24 +126,6 @@ void run_baseline(const Plan& plan, const float* x, Eigen::Index stride, float* 
 
 }  // namespace
 
-bool simd_level_supported(SimdLevel level) {
-  switch (level) {
-    case SimdLevel::Baseline:
-      return true;
-    case SimdLevel::Avx2:
-      return __builtin_cpu_supports("avx2");
-    case SimdLevel::Avx512:
-      return __builtin_cpu_supports("avx512f");
-  }
-  return false;
-}
-
-SimdLevel best_simd_level() {
-  if (simd_level_supported(SimdLevel::Avx512)) return SimdLevel::Avx512;
-  if (simd_level_supported(SimdLevel::Avx2)) return SimdLevel::Avx2;
-  return SimdLevel::Baseline;
-}
-
 Eigen::MatrixXf lane_forward(const Mlp<float>& net, const Standardizer& in,
                              const Standardizer& out, const Eigen::Ref<const Eigen::MatrixXf>& x,
                              SimdLevel level) {

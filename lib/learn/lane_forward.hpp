@@ -10,19 +10,14 @@
 
 #include <Eigen/Core>
 
+#include "core/simd.hpp"
 #include "learn/mlp.hpp"
 #include "learn/standardizer.hpp"
 
 namespace datadyn::learn {
 
-enum class SimdLevel { Baseline, Avx2, Avx512 };
-
-/// Whether this CPU (and its OS) runs code of that level.
-bool simd_level_supported(SimdLevel level);
-/// The widest supported level.
-SimdLevel best_simd_level();
-
-/// y = out.invert(net.forward(in.apply(x))) column by column, in one pass per block of samples.
+/// y = out.invert(net.forward(in.apply(x))) column by column, in one pass per block of samples,
+/// with the vectors of `level` (core/simd.hpp; the same bits at every level).
 /// @param x #in by n; returns #out by n
 /// @pre simd_level_supported(level)
 Eigen::MatrixXf lane_forward(const Mlp<float>& net, const Standardizer& in,

@@ -167,8 +167,7 @@ TrainResult train_mlp(const Dataset& train, const Dataset& test, const TrainPara
 Eigen::MatrixXf predict(const Mlp<float>& net, const Standardizer& in, const Standardizer& out,
                         const Eigen::MatrixXf& x) {
   // Columns are independent: fixed chunks in parallel give the same bits on any thread count.
-  // The widest vectors this CPU has: lane_forward gives the same bits at every level.
-  static const SimdLevel level = best_simd_level();
+  const SimdLevel level = simd_level();  // the same bits at every level
   Eigen::MatrixXf y(net.output_size(), x.cols());
   parallel_for(static_cast<std::size_t>(x.cols()), 1024, [&](std::size_t b, std::size_t e) {
     const auto cols = static_cast<Eigen::Index>(e - b);

@@ -52,7 +52,7 @@ TEST_CASE("cloth-train: the same seed gives the same model bytes at --threads 1 
   CHECK(model.shape("/model/history/test_loss") == datadyn::io::Shape{4});
 }
 
-TEST_CASE("cloth-train: simulate and upscale write the same bytes at --threads 1 and 2") {
+TEST_CASE("cloth-train: simulate and upscale write the same bytes at --threads 1 and 2 and any SIMD") {
   // 65 x 65 particles (33 x 33 miniature): large enough that the solver's two substitution groups,
   // the right-hand side's row chunks and the patch assembly's row chunks all run in parallel.
   TempDir dir;
@@ -81,12 +81,20 @@ TEST_CASE("cloth-train: simulate and upscale write the same bytes at --threads 1
     CHECK(!a.empty());
     CHECK(a == b);
   }
+  // The network's lane forward pass at the baseline vector width (core/simd.hpp) from the same
+  // relative paths: the same bytes as at the CPU's widest.
+  std::filesystem::create_directories(dir / "run3");
+  auto r = run_command("cd " + (dir / "run3").string() + " && " + env + "DATADYN_SIMD=baseline " +
+                       kTool + " upscale" + big + " --threads 2 --method network -i ../m.h5 -o up.h5");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(file_bytes(dir / "run3/up.h5") == file_bytes(dir / "run2/up.h5"));
   // upscale streams (frame t - 1 upscaled while the miniature steps to t); from a stored
   // miniature it upscales one frame after the other. The stored miniature is float32, so the two
   // differ by float rounding (2e-7 m here); 1e-5 m is far below a frame's motion (3e-3 to
   // 1e-2 m), so a frame upscaled from the wrong window would show.
   const std::string cd = "cd " + (dir / "run2").string() + " && " + kTool;
-  auto r = run_command(cd + " simulate" + big + " --set simulate_miniature=true -o mini.h5");
+  r = run_command(cd + " simulate" + big + " --set simulate_miniature=true -o mini.h5");
   REQUIRE(r.exit_code == 0);
   r = run_command(cd + " upscale" + big + " --method network -i ../m.h5 -i mini.h5 -o seq.h5");
   INFO(r.err);

@@ -168,3 +168,22 @@ TEST_CASE("mps-gen: --dry-run lists the simulations and writes nothing") {
   CHECK(r.out.find("sim_010 (column x 0 m, width 0.3 m, height 0.4 m") != std::string::npos);
   CHECK(std::filesystem::is_empty(dir.path()));
 }
+
+TEST_CASE("mps-gen: the same bytes with the baseline vector code as with the CPU's widest") {
+  // The PPE's product with A runs four partial sums as AVX2 lanes where the CPU has them; the
+  // baseline sums them one by one in the same order (core/simd.hpp). DATADYN_SIMD caps the level.
+  TempDir dir;
+  const std::string env = "cd " + dir.path().string() + " && SOURCE_DATE_EPOCH=1700000000 ";
+  const std::string cfg = kSmall + "--set sweep.heights=[0.3,0.45] --set output.pressure=true ";
+  REQUIRE(run_command(env + kMpsGen + cfg + "-o out.h5 && mv out.h5 wide.h5").exit_code == 0);
+  REQUIRE(run_command(env + "DATADYN_SIMD=baseline " + kMpsGen + cfg +
+                      "-o out.h5 && mv out.h5 base.h5")
+              .exit_code == 0);
+  const std::string a = file_bytes(dir / "wide.h5"), b = file_bytes(dir / "base.h5");
+  CHECK(a.size() > 10000);
+  CHECK(a == b);
+  const auto r = run_command(env + "DATADYN_SIMD=sse9 " + kMpsGen + cfg + "-o bad.h5");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("DATADYN_SIMD") != std::string::npos);
+  CHECK(!std::filesystem::exists(dir / "bad.h5"));
+}

@@ -12,7 +12,7 @@
 #include "learn/trainer.hpp"
 
 using datadyn::learn::Mlp;
-using datadyn::learn::SimdLevel;
+using datadyn::SimdLevel;
 
 namespace {
 
@@ -193,13 +193,13 @@ TEST_CASE("the lane forward pass gives the same bits at every supported vector w
       const Eigen::MatrixXf base =
           datadyn::learn::lane_forward(net, in, out, x, SimdLevel::Baseline);
       for (SimdLevel level : {SimdLevel::Avx2, SimdLevel::Avx512}) {
-        if (!datadyn::learn::simd_level_supported(level)) continue;
+        if (!datadyn::simd_level_supported(level)) continue;
         INFO("level " << static_cast<int>(level) << ", " << n << " samples");
         CHECK(datadyn::learn::lane_forward(net, in, out, x, level) == base);
       }
       // Each sample alone gives its bits in the batch: padding lanes do not leak into others.
       const Eigen::MatrixXf last = datadyn::learn::lane_forward(
-          net, in, out, x.rightCols(1), datadyn::learn::best_simd_level());
+          net, in, out, x.rightCols(1), datadyn::simd_level());
       CHECK(last == base.rightCols(1));
     }
   }
