@@ -50,18 +50,6 @@ std::vector<datadyn::Points3> simulate(const datadyn::cloth::ClothParams& p) {
   return frames;
 }
 
-const char* simd_name(datadyn::SimdLevel level) {
-  switch (level) {
-    case datadyn::SimdLevel::Avx512:
-      return "AVX-512";
-    case datadyn::SimdLevel::Avx2:
-      return "AVX2";
-    case datadyn::SimdLevel::Baseline:
-      break;
-  }
-  return "SSE2";
-}
-
 /// The 1-minute load average: the cores are shared, so every figure is printed with it.
 std::string load_average() {
   std::ifstream in("/proc/loadavg");
@@ -219,7 +207,7 @@ int main() {
   std::printf(
       "    patch inputs %.2f, standardise + 36-64-64-64-27 in float (%s lanes) %.2f, assembly\n"
       "    with the bicubic base %.2f ms/frame\n",
-      in_ms, simd_name(datadyn::simd_level()), mlp_ms, asm_ms);
+      in_ms, datadyn::simd_level_name(datadyn::simd_level()), mlp_ms, asm_ms);
   std::printf("  miniature + network    %8.2f ms/frame   speed-up %.2fx over the target\n", ours,
               target_ms / ours);
   std::printf(

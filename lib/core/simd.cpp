@@ -17,10 +17,21 @@ bool simd_level_supported(SimdLevel level) {
   return false;
 }
 
+const char* simd_level_name(SimdLevel level) {
+  switch (level) {
+    case SimdLevel::Avx2:
+      return "avx2";
+    case SimdLevel::Avx512:
+      return "avx512";
+    case SimdLevel::Baseline:
+      break;
+  }
+  return "baseline";
+}
+
 std::optional<SimdLevel> parse_simd_level(std::string_view name) {
-  if (name == "baseline") return SimdLevel::Baseline;
-  if (name == "avx2") return SimdLevel::Avx2;
-  if (name == "avx512") return SimdLevel::Avx512;
+  for (SimdLevel l : {SimdLevel::Baseline, SimdLevel::Avx2, SimdLevel::Avx512})
+    if (name == simd_level_name(l)) return l;
   return std::nullopt;
 }
 

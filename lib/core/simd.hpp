@@ -18,6 +18,8 @@ bool simd_level_supported(SimdLevel level);
 
 /// "baseline", "avx2" or "avx512"; nullopt for anything else.
 std::optional<SimdLevel> parse_simd_level(std::string_view name);
+/// The name parse_simd_level reads back.
+const char* simd_level_name(SimdLevel level);
 
 /// The widest supported level, capped by DATADYN_SIMD when it names a level (read once; tools
 /// refuse a value that names none before any work, see app::Tool).
