@@ -103,9 +103,9 @@ TEST_CASE("dam break (n^2 = 2) against Martin & Moyce, volume conserved, nothing
                   ts, 100 * err);
     table += buf;
     INFO("Z/a = " << kMmZ[k] << ": T_exp " << kMmT[k] << ", T_sim " << ts);
-    // The simulation's gate vanishes at t = 0, the experiment's was pulled away over a finite
-    // time, so the simulated surge leads (reference/mps-water.md): by a constant delay of at most
-    // 0.4 in T (45 ms), never lagging by more than 10 %.
+    // The simulated surge leads the experiment's early on, as published simulations' do
+    // (reference/mps-water.md; not from a lifted gate: see the next test): by a constant delay of
+    // at most 0.4 in T (45 ms), never lagging by more than 10 %.
     CHECK(kMmT[k] - ts <= 0.4);
     CHECK(err <= 0.10);
     // Once the surge is established (T >= 2.3) the lead is within 15 % in T. (l0 = 0.01 m gives
@@ -122,6 +122,78 @@ TEST_CASE("dam break (n^2 = 2) against Martin & Moyce, volume conserved, nothing
                 exp_speed, sim_speed);
   table += buf;
   MESSAGE("dam break, l0 = 0.0125 m, against Martin & Moyce:\n" << table);
+}
+
+TEST_CASE("a gate lifted from the floor releases the dam-break surge sooner, not later") {
+  // Whether the experiment's finite gate removal explains why the simulated surge leads Martin &
+  // Moyce's (docs/tools/mps-gen.md): the column of the first test is held by a gate 4 l0 thick
+  // that rises from the floor at 2 m/s (it clears the column in 0.25 s, T = 2.2; Froude-scaled to
+  // the experiment's a = 2.25 in, 0.96 m/s). The gate is an obstacle of the tank whose lower edge
+  // steps up by l0 every l0 / v (the solver's boundaries are fixed, so the tank and solver are
+  // rebuilt at each step of the gate from the water's positions and velocities).
+  tbb::global_control threads(tbb::global_control::max_allowed_parallelism, 2);
+  Scene s;
+  s.tank.vertices = {{0, 0}, {1, 0}, {1, 1}, {0, 1}};
+  s.l0 = 0.0125;
+  const double a = 0.25, t_scale = std::sqrt(2 * 9.81 / a), duration = 0.2;
+  s.column = {0.0, a, 2 * a, 0.0, Eigen::Vector2d::Zero()};
+  const MpsParams p;
+  // Front Z/a against T, gate lifted at `speed` m/s (0: gone at t = 0).
+  const auto surge = [&](double speed, std::vector<double>& T, std::vector<double>& Z) {
+    Points2 x, v;
+    {
+      const Tank tank(s.tank, s.l0);
+      const InitialWater w = initial_water(tank, s, s.column);
+      x = w.position;
+      v = w.velocity;
+    }
+    T.assign(1, 0.0);
+    Z.assign(1, 1.0);
+    double t = 0;
+    for (int k = 0; t < duration - 1e-12; ++k) {
+      TankShape shape = s.tank;
+      const bool gate = speed > 0 && k * s.l0 < 2 * a;
+      if (gate) {
+        const double h = k * s.l0, w = a + 4 * s.l0;
+        shape.obstacles.push_back({{a, h}, {w, h}, {w, 0.9}, {a, 0.9}});
+      }
+      const Tank tank(shape, s.l0);
+      MpsSolver solver(tank, p, x, v);
+      const double until = gate ? std::min(duration, (k + 1) * s.l0 / speed) : duration;
+      while (t < until - 1e-12) {
+        const double dt = std::min(solver.stable_time_step(), until - t);
+        const StepResult r = solver.step(dt);
+        INFO(describe_failure(r, p));
+        REQUIRE(r.status == StepStatus::Ok);
+        t += dt;
+        solver.fluid_positions(x);
+        T.push_back(t * t_scale);
+        Z.push_back((x.col(0).maxCoeff() + 0.5 * s.l0) / a);
+      }
+      solver.fluid_velocities(v);
+    }
+  };
+  std::vector<double> T0, Z0, T1, Z1;
+  surge(0.0, T0, Z0);
+  surge(2.0, T1, Z1);
+  std::string table;
+  for (std::size_t k = 0; k < 4; ++k) {
+    const double free = first_reach(T0, Z0, kMmZ[k]), gated = first_reach(T1, Z1, kMmZ[k]);
+    REQUIRE(free > 0);
+    REQUIRE(gated > 0);
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "Z/a %.2f: T %.2f exp, %.2f gone at t = 0, %.2f gate lifted\n",
+                  kMmZ[k], kMmT[k], free, gated);
+    table += buf;
+    INFO(buf);
+    // Water escapes under the rising gate as a jet driven by the column's full head (Torricelli:
+    // sqrt(2 g 2a) = 3.1 m/s against the free toe's 1-2 m/s at these times), so the surge arrives
+    // sooner than after an instant removal - by 0.1-0.2 in T (the measured margin), taken as
+    // at least 0.05 here - and further from the experiment. A finite lift cannot be what makes
+    // the experiment's early surge slower.
+    CHECK(gated < free - 0.05);
+  }
+  MESSAGE("dam break released by a gate lifted at 2 m/s:\n" << table);
 }
 
 TEST_CASE("still tank: stays still, hydrostatic pressure within 10 % away from the surface") {
