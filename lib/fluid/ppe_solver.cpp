@@ -218,13 +218,15 @@ void PpeSolver::build_coarse() {
   std::vector<std::vector<std::pair<int, double>>> chunk_entries(chunks);
   std::vector<int> count(static_cast<std::size_t>(mc) + 1, 0);
   ap_.resize(chunks);
+  std::vector<std::vector<int>> chunk_ptr(chunks);  // row r of chunk c in [ptr[r], ptr[r + 1])
   parallel_for(chunks, 1, [&](std::size_t c0, std::size_t c1) {
     std::vector<int> slot(static_cast<std::size_t>(mc), -1);
     for (std::size_t c = c0; c < c1; ++c) {
       std::vector<std::pair<int, double>>& entries = chunk_entries[c];
       entries.clear();
       RowChunk& ap = ap_[c];
-      ap.ptr.assign(1, 0);
+      std::vector<int>& ptr = chunk_ptr[c];
+      ptr.assign(1, 0);
       std::size_t n_ap = 0;
       const int I1 = std::min(mc, static_cast<int>(c + 1) * kCoarseGrain);
       for (int I = static_cast<int>(c) * kCoarseGrain; I < I1; ++I) {
@@ -254,7 +256,7 @@ void PpeSolver::build_coarse() {
           ap.col[n_ap] = run;
           ap.val[n_ap] = sum;
           ++n_ap;
-          ap.ptr.push_back(static_cast<int>(n_ap));
+          ptr.push_back(static_cast<int>(n_ap));
           for (std::size_t e = ap_begin; e < n_ap; ++e) {
             int& k = slot[static_cast<std::size_t>(ap.col[e])];
             if (k < 0) {
@@ -269,6 +271,31 @@ void PpeSolver::build_coarse() {
           slot[static_cast<std::size_t>(entries[k].first)] = -1;
         std::sort(entries.begin() + static_cast<std::ptrdiff_t>(row_begin), entries.end());
         count[static_cast<std::size_t>(I) + 1] = static_cast<int>(entries.size() - row_begin);
+      }
+      // Pad the rows in place, last first: row r moves up to at least ptr[r].
+      const std::size_t rows = ptr.size() - 1, slices = (rows + kAggregate - 1) / kAggregate;
+      ap.start.assign(slices + 1, 0);
+      for (std::size_t sl = 0; sl < slices; ++sl) {
+        int width = 0;
+        for (std::size_t r = sl * kAggregate; r < std::min(rows, (sl + 1) * kAggregate); ++r)
+          width = std::max(width, ptr[r + 1] - ptr[r]);
+        ap.start[sl + 1] = ap.start[sl] + width * static_cast<int>(kAggregate);
+      }
+      ap.col.resize(std::max(ap.col.size(), static_cast<std::size_t>(ap.start[slices])));
+      ap.val.resize(ap.col.size());
+      for (std::size_t r = rows; r-- > 0;) {
+        const std::size_t sl = r / kAggregate;
+        const std::size_t width =
+            static_cast<std::size_t>(ap.start[sl + 1] - ap.start[sl]) / kAggregate;
+        const std::size_t from = static_cast<std::size_t>(ptr[r]), len = ptr[r + 1] - from;
+        const std::size_t to = static_cast<std::size_t>(ap.start[sl]) + r % kAggregate * width;
+        for (std::size_t k = len; k-- > 0;) {
+          ap.col[to + k] = ap.col[from + k];
+          ap.val[to + k] = ap.val[from + k];
+        }
+        // A column of the row itself: the padding reads a value already in cache.
+        std::fill(ap.col.begin() + to + len, ap.col.begin() + to + width, ap.col[to]);
+        std::fill(ap.val.begin() + to + len, ap.val.begin() + to + width, 0.0);
       }
     }
   });
@@ -400,8 +427,15 @@ PpeSolver::Result PpeSolver::solve(const Eigen::VectorXd& b, Eigen::VectorXd& x,
   // The start is deflated first, x += Q r, so that P^T r = 0 as the method assumes.
   auto add_ap = [&](std::size_t i) {  // (A P xc)_i
     const RowChunk& ap = ap_[i / kRowGrain];
-    const std::size_t row = i % kRowGrain;
-    return sparse_row_dot(ap.val.data(), ap.col.data(), ap.ptr[row], ap.ptr[row + 1], xc_.data());
+    const std::size_t sl = i % kRowGrain / kAggregate;
+    const std::size_t s0 = static_cast<std::size_t>(ap.start[sl]);
+    const std::size_t w = (static_cast<std::size_t>(ap.start[sl + 1]) - s0) / kAggregate;
+    const std::size_t e0 = s0 + i % kAggregate * w;
+    const int* col = ap.col.data() + e0;
+    const double* v = ap.val.data() + e0;
+    double s = 0;
+    for (std::size_t e = 0; e < w; ++e) s += v[e] * xc_[col[e]];
+    return s;
   };
   // x += dx(i), r -= dr(i) on every row; true when |r| is at the tolerance.
   auto update_converged = [&](auto&& dx, auto&& dr) {
