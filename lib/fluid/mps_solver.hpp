@@ -197,10 +197,10 @@ class PpeSolver {
   Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> coarse_;
   mutable Eigen::VectorXd rc_, rc_defect_, xc_;
   // A P (P the aggregate indicator) in chunks of rows: chunk c holds rows [c, c + 1) times the
-  // CG row grain, in slices of kAggregate rows padded with zeros to the slice's longest row:
-  // slice s in [start[s], start[s + 1]), its row r in [start[s] + r w, start[s] + (r + 1) w)
-  // with w = (start[s + 1] - start[s]) / kAggregate. Rows have 1-10 entries (5.3 on average),
-  // and a loop of varying length mispredicted its exit on most rows.
+  // CG row grain, in slices of the kAggregate rows of an aggregate padded with zeros to the
+  // slice's longest row: slice s in [start[s], start[s + 1]), entry k of its row r at
+  // start[s] + k kAggregate + r. Rows have 1-10 entries (5.3 on average); one at a time, the
+  // product mispredicted the end of most rows and waited on each row's chain of additions.
   struct RowChunk {
     std::vector<int> start, col;
     std::vector<double> val;

@@ -218,28 +218,30 @@ void PpeSolver::build_coarse() {
   std::vector<std::vector<std::pair<int, double>>> chunk_entries(chunks);
   std::vector<int> count(static_cast<std::size_t>(mc) + 1, 0);
   ap_.resize(chunks);
-  std::vector<std::vector<int>> chunk_ptr(chunks);  // row r of chunk c in [ptr[r], ptr[r + 1])
   parallel_for(chunks, 1, [&](std::size_t c0, std::size_t c1) {
     std::vector<int> slot(static_cast<std::size_t>(mc), -1);
+    // The aggregate's rows of A P, compressed: row r in [ptr[r], ptr[r + 1]).
+    std::vector<int> ptr, col;
+    std::vector<double> sums;
     for (std::size_t c = c0; c < c1; ++c) {
       std::vector<std::pair<int, double>>& entries = chunk_entries[c];
       entries.clear();
       RowChunk& ap = ap_[c];
-      std::vector<int>& ptr = chunk_ptr[c];
-      ptr.assign(1, 0);
-      std::size_t n_ap = 0;
+      ap.start.assign(1, 0);
       const int I1 = std::min(mc, static_cast<int>(c + 1) * kCoarseGrain);
       for (int I = static_cast<int>(c) * kCoarseGrain; I < I1; ++I) {
         const std::size_t row_begin = entries.size();
+        ptr.assign(1, 0);
+        std::size_t n_ap = 0;
         for (int i = I * agg; i < std::min(m, (I + 1) * agg); ++i) {
           // Row i of A P: a row's columns are sorted and aggregates are ranges of columns, so
           // each aggregate is one run of the row. Branch-free (runs are 1-5 entries long): the
           // run so far is written to its slot at every entry, and the slot advances when a new
           // run starts.
           const std::size_t len = static_cast<std::size_t>(outer[i + 1] - outer[i]);
-          if (ap.col.size() < n_ap + len) {
-            ap.col.resize(std::max(2 * ap.col.size(), n_ap + len));
-            ap.val.resize(ap.col.size());
+          if (col.size() < n_ap + len) {
+            col.resize(std::max(2 * col.size(), n_ap + len));
+            sums.resize(col.size());
           }
           const std::size_t ap_begin = n_ap;
           int run = inner[outer[i]] / agg;
@@ -247,23 +249,23 @@ void PpeSolver::build_coarse() {
           for (int e = outer[i]; e < outer[i + 1]; ++e) {
             const int J = inner[e] / agg;
             const bool next = J != run;
-            ap.col[n_ap] = run;
-            ap.val[n_ap] = sum;
+            col[n_ap] = run;
+            sums[n_ap] = sum;
             n_ap += next;
             sum = next ? val[e] : sum + val[e];
             run = J;
           }
-          ap.col[n_ap] = run;
-          ap.val[n_ap] = sum;
+          col[n_ap] = run;
+          sums[n_ap] = sum;
           ++n_ap;
           ptr.push_back(static_cast<int>(n_ap));
           for (std::size_t e = ap_begin; e < n_ap; ++e) {
-            int& k = slot[static_cast<std::size_t>(ap.col[e])];
+            int& k = slot[static_cast<std::size_t>(col[e])];
             if (k < 0) {
               k = static_cast<int>(entries.size());
-              entries.emplace_back(ap.col[e], ap.val[e]);
+              entries.emplace_back(col[e], sums[e]);
             } else {
-              entries[static_cast<std::size_t>(k)].second += ap.val[e];
+              entries[static_cast<std::size_t>(k)].second += sums[e];
             }
           }
         }
@@ -271,31 +273,24 @@ void PpeSolver::build_coarse() {
           slot[static_cast<std::size_t>(entries[k].first)] = -1;
         std::sort(entries.begin() + static_cast<std::ptrdiff_t>(row_begin), entries.end());
         count[static_cast<std::size_t>(I) + 1] = static_cast<int>(entries.size() - row_begin);
-      }
-      // Pad the rows in place, last first: row r moves up to at least ptr[r].
-      const std::size_t rows = ptr.size() - 1, slices = (rows + kAggregate - 1) / kAggregate;
-      ap.start.assign(slices + 1, 0);
-      for (std::size_t sl = 0; sl < slices; ++sl) {
+        // The slice: entry k of row r at k kAggregate + r, zeros after a row's last entry (and
+        // in the rows a last, partial aggregate lacks).
+        const std::size_t rows = ptr.size() - 1;
         int width = 0;
-        for (std::size_t r = sl * kAggregate; r < std::min(rows, (sl + 1) * kAggregate); ++r)
-          width = std::max(width, ptr[r + 1] - ptr[r]);
-        ap.start[sl + 1] = ap.start[sl] + width * static_cast<int>(kAggregate);
-      }
-      ap.col.resize(std::max(ap.col.size(), static_cast<std::size_t>(ap.start[slices])));
-      ap.val.resize(ap.col.size());
-      for (std::size_t r = rows; r-- > 0;) {
-        const std::size_t sl = r / kAggregate;
-        const std::size_t width =
-            static_cast<std::size_t>(ap.start[sl + 1] - ap.start[sl]) / kAggregate;
-        const std::size_t from = static_cast<std::size_t>(ptr[r]), len = ptr[r + 1] - from;
-        const std::size_t to = static_cast<std::size_t>(ap.start[sl]) + r % kAggregate * width;
-        for (std::size_t k = len; k-- > 0;) {
-          ap.col[to + k] = ap.col[from + k];
-          ap.val[to + k] = ap.val[from + k];
+        for (std::size_t r = 0; r < rows; ++r) width = std::max(width, ptr[r + 1] - ptr[r]);
+        const std::size_t s0 = static_cast<std::size_t>(ap.start.back());
+        ap.start.push_back(ap.start.back() + width * agg);
+        ap.col.resize(std::max(ap.col.size(), static_cast<std::size_t>(ap.start.back())));
+        ap.val.resize(ap.col.size());
+        for (std::size_t r = 0; r < kAggregate; ++r) {
+          const int e0 = r < rows ? ptr[r] : 0, len = r < rows ? ptr[r + 1] - e0 : 0;
+          for (int k = 0; k < width; ++k) {
+            const std::size_t to = s0 + static_cast<std::size_t>(k) * kAggregate + r;
+            // A column of the row itself: the padding reads a value already in cache.
+            ap.col[to] = col[static_cast<std::size_t>(e0 + std::min(k, std::max(len - 1, 0)))];
+            ap.val[to] = k < len ? sums[static_cast<std::size_t>(e0 + k)] : 0.0;
+          }
         }
-        // A column of the row itself: the padding reads a value already in cache.
-        std::fill(ap.col.begin() + to + len, ap.col.begin() + to + width, ap.col[to]);
-        std::fill(ap.val.begin() + to + len, ap.val.begin() + to + width, 0.0);
       }
     }
   });
@@ -425,17 +420,17 @@ PpeSolver::Result PpeSolver::solve(const Eigen::VectorXd& b, Eigen::VectorXd& x,
   // (a multiplicative correction tried before with a second product with A per iteration was
   // no faster).
   // The start is deflated first, x += Q r, so that P^T r = 0 as the method assumes.
-  auto add_ap = [&](std::size_t i) {  // (A P xc)_i
-    const RowChunk& ap = ap_[i / kRowGrain];
-    const std::size_t sl = i % kRowGrain / kAggregate;
-    const std::size_t s0 = static_cast<std::size_t>(ap.start[sl]);
-    const std::size_t w = (static_cast<std::size_t>(ap.start[sl + 1]) - s0) / kAggregate;
-    const std::size_t e0 = s0 + i % kAggregate * w;
-    const int* col = ap.col.data() + e0;
-    const double* v = ap.val.data() + e0;
-    double s = 0;
-    for (std::size_t e = 0; e < w; ++e) s += v[e] * xc_[col[e]];
-    return s;
+  // (A P xc)_i for the rows [i0, i0 + kAggregate) into ap[0 .. kAggregate), i0 a multiple of
+  // kAggregate: the slice's rows in independent sums, each in its entries' order.
+  auto ap_slice = [&](std::size_t i0, double* ap) {
+    const RowChunk& chunk = ap_[i0 / kRowGrain];
+    const std::size_t sl = i0 % kRowGrain / kAggregate;
+    const int e0 = chunk.start[sl], e1 = chunk.start[sl + 1];
+    const int* col = chunk.col.data();
+    const double* v = chunk.val.data();
+    std::fill(ap, ap + kAggregate, 0.0);
+    for (int e = e0; e < e1; e += agg)
+      for (int r = 0; r < agg; ++r) ap[r] += v[e + r] * xc_[col[e + r]];
   };
   // x += dx(i), r -= dr(i) on every row; true when |r| is at the tolerance.
   auto update_converged = [&](auto&& dx, auto&& dr) {
@@ -458,8 +453,15 @@ PpeSolver::Result PpeSolver::solve(const Eigen::VectorXd& b, Eigen::VectorXd& x,
   };
   (void)smooth(r_, z_);  // for the restriction of r
   xc_ = coarse_.solve(rc_);
+  parallel_for(m, kRowGrain, [&](std::size_t b0, std::size_t b1) {
+    double ap[kAggregate];
+    for (std::size_t i0 = b0; i0 < b1; i0 += kAggregate) {
+      ap_slice(i0, ap);
+      std::copy(ap, ap + std::min(kAggregate, b1 - i0), q_.data() + i0);
+    }
+  });
   if (update_converged([&](std::size_t i) { return xc_[static_cast<Eigen::Index>(i) / agg]; },
-                       add_ap))
+                       [&](std::size_t i) { return q_[static_cast<Eigen::Index>(i)]; }))
     return res;
   double rz = 1;
   p_.setZero();
@@ -484,12 +486,16 @@ PpeSolver::Result PpeSolver::solve(const Eigen::VectorXd& b, Eigen::VectorXd& x,
     const double pq = parallel_reduce(
         m, kRowGrain, 0.0,
         [&](std::size_t b0, std::size_t b1) {
-          double sum = 0;
-          for (std::size_t i = b0; i < b1; ++i) {
-            const Eigen::Index k = static_cast<Eigen::Index>(i);
-            p_[k] = z_[k] + xc_[k / agg] + beta * p_[k];
-            q_[k] = s_[k] + add_ap(i) + beta * q_[k];
-            sum += p_[k] * q_[k];
+          double sum = 0, ap[kAggregate];
+          for (std::size_t i0 = b0; i0 < b1; i0 += kAggregate) {
+            ap_slice(i0, ap);
+            const double xc = xc_[static_cast<Eigen::Index>(i0 / kAggregate)];
+            for (std::size_t i = i0; i < std::min(b1, i0 + kAggregate); ++i) {
+              const Eigen::Index k = static_cast<Eigen::Index>(i);
+              p_[k] = z_[k] + xc + beta * p_[k];
+              q_[k] = s_[k] + ap[i - i0] + beta * q_[k];
+              sum += p_[k] * q_[k];
+            }
           }
           return sum;
         },
