@@ -197,7 +197,7 @@ class PpeSolver {
   Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> coarse_;
   mutable Eigen::VectorXd rc_, rc_defect_, xc_;
   // A P (P the aggregate indicator) in chunks of rows: chunk c holds rows [c, c + 1) times the
-  // CG row grain, in slices of the kAggregate rows of an aggregate padded with zeros to the
+  // row grain, in slices of the kAggregate rows of an aggregate padded with zeros to the
   // slice's longest row: slice s in [start[s], start[s + 1]), entry k of its row r at
   // start[s] + k kAggregate + r. Rows have 1-10 entries (5.3 on average); one at a time, the
   // product mispredicted the end of most rows and waited on each row's chain of additions.
@@ -206,6 +206,7 @@ class PpeSolver {
     std::vector<double> val;
   };
   std::vector<RowChunk> ap_;
+  std::size_t row_grain_ = 0;  // rows per chunk of the row loops (whole aggregates)
   mutable std::vector<double> block_rz_;
 };
 

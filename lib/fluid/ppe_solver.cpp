@@ -16,11 +16,11 @@
 namespace datadyn::fluid {
 
 namespace {
-constexpr std::size_t kRowGrain = 1024;
-// The coarse rows are built in chunks of whole row chunks: the chunk's rows of A P are stored
-// with it, for the row chunk of CG that applies them.
-constexpr int kCoarseGrain = static_cast<int>(kRowGrain / PpeSolver::kAggregate);
-static_assert(kRowGrain % PpeSolver::kAggregate == 0);
+// Row loops run in at least kMinChunks chunks of equal size (whole aggregates), at most
+// kMaxRowGrain rows each: 5,000 rows in chunks of 1024 left one of two threads a chunk short of
+// the other in every loop.
+constexpr std::size_t kMinChunks = 8;
+constexpr std::size_t kMaxRowGrain = 1024;
 
 /// Σ_e val[e] v[col[e]] over e in [e0, e1), in four interleaved partial sums combined in a fixed
 /// order: one running sum makes every product wait for the previous add (29 adds in a row per
@@ -121,7 +121,9 @@ void PpeSolver::compute(const Matrix& A) {
   diag_.resize(m);
   upper_sum_.resize(m);
   diag_pos_.resize(mm);
-  parallel_for(mm, kRowGrain, [&](std::size_t b0, std::size_t b1) {
+  const std::size_t chunks = std::max(kMinChunks, (mm + kMaxRowGrain - 1) / kMaxRowGrain);
+  row_grain_ = ((mm + chunks - 1) / chunks + kAggregate - 1) / kAggregate * kAggregate;
+  parallel_for(mm, row_grain_, [&](std::size_t b0, std::size_t b1) {
     for (std::size_t r = b0; r < b1; ++r) {
       const int i = static_cast<int>(r);
       const int* d = std::lower_bound(inner + outer[i], inner + outer[i + 1], i);
@@ -214,7 +216,10 @@ void PpeSolver::build_coarse() {
   // Coarse rows in parallel over fixed chunks, each summed with a slot array (slot[J]: position
   // of coarse column J in the row, -1 while absent) and sorted; A_c is symmetric, so its rows are
   // stored as the columns of the column-major matrix the Cholesky factor takes.
-  const std::size_t chunks = static_cast<std::size_t>((mc + kCoarseGrain - 1) / kCoarseGrain);
+  // The coarse rows are built in chunks of whole row chunks: the chunk's rows of A P are stored
+  // with it, for the row chunk of CG that applies them.
+  const int coarse_grain = static_cast<int>(row_grain_ / kAggregate);
+  const std::size_t chunks = static_cast<std::size_t>((mc + coarse_grain - 1) / coarse_grain);
   std::vector<std::vector<std::pair<int, double>>> chunk_entries(chunks);
   std::vector<int> count(static_cast<std::size_t>(mc) + 1, 0);
   ap_.resize(chunks);
@@ -228,8 +233,8 @@ void PpeSolver::build_coarse() {
       entries.clear();
       RowChunk& ap = ap_[c];
       ap.start.assign(1, 0);
-      const int I1 = std::min(mc, static_cast<int>(c + 1) * kCoarseGrain);
-      for (int I = static_cast<int>(c) * kCoarseGrain; I < I1; ++I) {
+      const int I1 = std::min(mc, static_cast<int>(c + 1) * coarse_grain);
+      for (int I = static_cast<int>(c) * coarse_grain; I < I1; ++I) {
         const std::size_t row_begin = entries.size();
         ptr.assign(1, 0);
         std::size_t n_ap = 0;
@@ -367,7 +372,7 @@ PpeSolver::Result PpeSolver::solve(const Eigen::VectorXd& b, Eigen::VectorXd& x,
   auto plus = [](double a, double c) { return a + c; };
   auto dot = [&](const Eigen::VectorXd& u, const Eigen::VectorXd& v) {
     return parallel_reduce(
-        m, kRowGrain, 0.0,
+        m, row_grain_, 0.0,
         [&](std::size_t b0, std::size_t b1) {
           double s = 0;
           for (std::size_t i = b0; i < b1; ++i)
@@ -379,7 +384,7 @@ PpeSolver::Result PpeSolver::solve(const Eigen::VectorXd& b, Eigen::VectorXd& x,
   // q = A v, returning v . q
   auto spmv_dot = [&](const Eigen::VectorXd& v, Eigen::VectorXd& q) {
     return parallel_reduce(
-        m, kRowGrain, 0.0,
+        m, row_grain_, 0.0,
         [&](std::size_t b0, std::size_t b1) {
           return product_rows_dispatch(outer, inner, val, b0, b1, v.data(), q.data());
         },
@@ -395,7 +400,7 @@ PpeSolver::Result PpeSolver::solve(const Eigen::VectorXd& b, Eigen::VectorXd& x,
   const double target = tolerance * bnorm;
   (void)spmv_dot(x, q_);
   double rr = parallel_reduce(
-      m, kRowGrain, 0.0,
+      m, row_grain_, 0.0,
       [&](std::size_t b0, std::size_t b1) {
         double s = 0;
         for (std::size_t i = b0; i < b1; ++i) {
@@ -423,8 +428,8 @@ PpeSolver::Result PpeSolver::solve(const Eigen::VectorXd& b, Eigen::VectorXd& x,
   // (A P xc)_i for the rows [i0, i0 + kAggregate) into ap[0 .. kAggregate), i0 a multiple of
   // kAggregate: the slice's rows in independent sums, each in its entries' order.
   auto ap_slice = [&](std::size_t i0, double* ap) {
-    const RowChunk& chunk = ap_[i0 / kRowGrain];
-    const std::size_t sl = i0 % kRowGrain / kAggregate;
+    const RowChunk& chunk = ap_[i0 / row_grain_];
+    const std::size_t sl = i0 % row_grain_ / kAggregate;
     const int e0 = chunk.start[sl], e1 = chunk.start[sl + 1];
     const int* col = chunk.col.data();
     const double* v = chunk.val.data();
@@ -435,7 +440,7 @@ PpeSolver::Result PpeSolver::solve(const Eigen::VectorXd& b, Eigen::VectorXd& x,
   // x += dx(i), r -= dr(i) on every row; true when |r| is at the tolerance.
   auto update_converged = [&](auto&& dx, auto&& dr) {
     rr = parallel_reduce(
-        m, kRowGrain, 0.0,
+        m, row_grain_, 0.0,
         [&](std::size_t b0, std::size_t b1) {
           double sum = 0;
           for (std::size_t i = b0; i < b1; ++i) {
@@ -453,7 +458,7 @@ PpeSolver::Result PpeSolver::solve(const Eigen::VectorXd& b, Eigen::VectorXd& x,
   };
   (void)smooth(r_, z_);  // for the restriction of r
   xc_ = coarse_.solve(rc_);
-  parallel_for(m, kRowGrain, [&](std::size_t b0, std::size_t b1) {
+  parallel_for(m, row_grain_, [&](std::size_t b0, std::size_t b1) {
     double ap[kAggregate];
     for (std::size_t i0 = b0; i0 < b1; i0 += kAggregate) {
       ap_slice(i0, ap);
@@ -469,7 +474,7 @@ PpeSolver::Result PpeSolver::solve(const Eigen::VectorXd& b, Eigen::VectorXd& x,
   for (int it = 1; it <= max_iterations; ++it) {
     const double ry = smooth(r_, z_);
     // s = A y into s_, and P^T (r - s) into rc_defect_ (row chunks are whole aggregates).
-    parallel_for(m, kRowGrain, [&](std::size_t b0, std::size_t b1) {
+    parallel_for(m, row_grain_, [&](std::size_t b0, std::size_t b1) {
       product_rows_dispatch(outer, inner, val, b0, b1, z_.data(), s_.data());
       for (std::size_t c = b0 / kAggregate; c * kAggregate < b1; ++c) {
         double sum = 0;
@@ -484,7 +489,7 @@ PpeSolver::Result PpeSolver::solve(const Eigen::VectorXd& b, Eigen::VectorXd& x,
     rz = rz_new;
     // p = y + P xc + beta p, q = A p = s + A P xc + beta q
     const double pq = parallel_reduce(
-        m, kRowGrain, 0.0,
+        m, row_grain_, 0.0,
         [&](std::size_t b0, std::size_t b1) {
           double sum = 0, ap[kAggregate];
           for (std::size_t i0 = b0; i0 < b1; i0 += kAggregate) {
