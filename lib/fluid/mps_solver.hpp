@@ -193,7 +193,8 @@ class PpeSolver {
 
   mutable Eigen::VectorXd r_, z_, p_, q_, s_;
   double smooth(const Eigen::VectorXd& r, Eigen::VectorXd& z) const;
-  void build_coarse();
+  void build_coarse();  // A P and A_c = P^T A P; compute() factors A_c
+  Eigen::SparseMatrix<double> coarse_matrix_;
   Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> coarse_;
   mutable Eigen::VectorXd rc_, rc_defect_, xc_;
   // A P (P the aggregate indicator) in chunks of rows: chunk c holds rows [c, c + 1) times the
