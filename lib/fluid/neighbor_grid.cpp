@@ -1,70 +1,13 @@
 #include "fluid/neighbor_grid.hpp"
 
-#include <immintrin.h>
-
 #include <algorithm>
 #include <cmath>
 
 #include "core/check.hpp"
 #include "core/parallel.hpp"
-#include "core/simd.hpp"
+#include "fluid/pair_kernels.hpp"
 
 namespace datadyn::fluid {
-
-namespace {
-
-/// Writes to w, in increasing order, the points j in [j0, j1) of pts (x, y interleaved) closer
-/// than sqrt(r2) to (qx, qy), other than `self`; returns how many. Every candidate is written and
-/// the cursor advances only for a neighbour: about a third of the candidates are, and a branch on
-/// it mispredicted so often that it cost more than the distances.
-int near_points(const double* pts, int j0, int j1, double qx, double qy, double r2, int self,
-                int* w) {
-  int* const w0 = w;
-  for (int j = j0; j < j1; ++j) {
-    const double dx = pts[2 * j] - qx, dy = pts[2 * j + 1] - qy;
-    *w = j;
-    w += (dx * dx + dy * dy < r2) & (j != self);
-  }
-  return static_cast<int>(w - w0);
-}
-
-/// near_points eight candidates at a time: the same distances (no fused multiply-add), so the
-/// same points, kept by a compressing store of their indices.
-[[gnu::target("avx512f")]] int near_points_avx512(const double* pts, int j0, int j1, double qx,
-                                                  double qy, double r2, int self, int* w) {
-  const __m512i even = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14);
-  const __m512i odd = _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15);
-  const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 0, 0, 0, 0, 0, 0, 0, 0);
-  const __m512d vqx = _mm512_set1_pd(qx), vqy = _mm512_set1_pd(qy), vr2 = _mm512_set1_pd(r2);
-  int count = 0;
-  for (int j = j0; j < j1; j += 8) {
-    // The last round's missing points are neither loaded (masked loads do not touch memory past
-    // the array) nor kept.
-    const int t = std::min(8, j1 - j);
-    const __mmask8 lo_mask = static_cast<__mmask8>(t >= 4 ? 0xff : (1u << (2 * t)) - 1);
-    const __mmask8 hi_mask = static_cast<__mmask8>(t <= 4 ? 0 : (1u << (2 * (t - 4))) - 1);
-    const __m512d lo = _mm512_maskz_loadu_pd(lo_mask, pts + 2 * j);
-    const __m512d hi = _mm512_maskz_loadu_pd(hi_mask, pts + 2 * j + 8);
-    const __m512d dx = _mm512_sub_pd(_mm512_permutex2var_pd(lo, even, hi), vqx);
-    const __m512d dy = _mm512_sub_pd(_mm512_permutex2var_pd(lo, odd, hi), vqy);
-    const __m512d d2 = _mm512_add_pd(_mm512_mul_pd(dx, dx), _mm512_mul_pd(dy, dy));
-    unsigned keep = _mm512_cmp_pd_mask(d2, vr2, _CMP_LT_OQ) & ((1u << t) - 1);
-    if (self >= j && self < j + t) keep &= ~(1u << (self - j));
-    _mm512_mask_compressstoreu_epi32(w + count, static_cast<__mmask16>(keep),
-                                     _mm512_add_epi32(_mm512_set1_epi32(j), lane));
-    count += __builtin_popcount(keep);
-  }
-  return count;
-}
-
-int near_points_dispatch(const double* pts, int j0, int j1, double qx, double qy, double r2,
-                         int self, int* w) {
-  static const auto near =
-      simd_level() >= SimdLevel::Avx512 ? near_points_avx512 : near_points;
-  return near(pts, j0, j1, qx, qy, r2, self, w);
-}
-
-}  // namespace
 
 CellGrid::CellGrid(const Eigen::Vector2d& min_corner, const Eigen::Vector2d& max_corner,
                    double cell_size)
@@ -128,8 +71,8 @@ void build_neighbor_lists(const Eigen::Ref<const Points2>& queries,
           src.grid->for_each_candidate_run({qx, qy}, [&](int b, int e) {
             const std::size_t need = static_cast<std::size_t>(count + e - b);
             if (need > local.size()) local.resize(2 * need);
-            count += near_points_dispatch(pts, src.first + b, src.first + e, qx, qy, r2, self,
-                                          local.data() + count);
+            count += near_points(pts, src.first + b, src.first + e, qx, qy, r2, self,
+                                 local.data() + count);
           });
         }
         out.offset[q + 1] = count - before;
