@@ -9,6 +9,7 @@
 
 #include "core/check.hpp"
 #include "core/parallel.hpp"
+#include "fluid/pair_kernels.hpp"
 
 namespace datadyn::fluid {
 
@@ -38,10 +39,8 @@ void permute_rows(M& m, const std::vector<int>& order, M& scratch) {
 }
 
 /// Squared distances r2 and inverse distances inv_r from (xi, yi) to the particles
-/// index[e0 .. e1) of `pos`, entry k for index[e0 + k] (the arrays grow as needed). The inverse
-/// distances take one vectorised pass (Eigen's packet square root and division: the same
-/// correctly rounded numbers as one at a time, two at once): the divider is what the pair loops
-/// wait for.
+/// index[e0 .. e1) of `pos`, entry k for index[e0 + k] (the arrays grow as needed), in vector
+/// passes (fluid/pair_kernels.hpp): the divider is what the pair loops wait for.
 void pair_distances(const Points2& pos, const std::vector<int>& index, int e0, int e1, double xi,
                     double yi, Eigen::ArrayXd& r2, Eigen::ArrayXd& inv_r) {
   const Eigen::Index len = e1 - e0;
@@ -49,12 +48,8 @@ void pair_distances(const Points2& pos, const std::vector<int>& index, int e0, i
     r2.resize(len);
     inv_r.resize(len);
   }
-  for (Eigen::Index k = 0; k < len; ++k) {
-    const int j = index[static_cast<std::size_t>(e0 + k)];
-    const double dx = pos(j, 0) - xi, dy = pos(j, 1) - yi;
-    r2[k] = dx * dx + dy * dy;
-  }
-  inv_r.head(len) = r2.head(len).sqrt().inverse();
+  fluid::pair_distances(pos.data(), index.data() + e0, static_cast<int>(len), xi, yi, r2.data(),
+                        inv_r.data());
 }
 
 }  // namespace

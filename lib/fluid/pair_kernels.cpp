@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include <Eigen/Core>
+
 #include "core/simd.hpp"
 
 namespace datadyn::fluid {
@@ -51,6 +53,40 @@ int near_points_default(const double* pts, int j0, int j1, double qx, double qy,
   return count;
 }
 
+// The inverse distances in one vectorised pass after the squares (Eigen's packet square root and
+// division, two at a time): the divider is what the pair loops wait for.
+void pair_distances_default(const double* pos, const int* index, int len, double xi, double yi,
+                            double* r2, double* inv_r) {
+  for (int k = 0; k < len; ++k) {
+    const int j = index[k];
+    const double dx = pos[2 * j] - xi, dy = pos[2 * j + 1] - yi;
+    r2[k] = dx * dx + dy * dy;
+  }
+  Eigen::Map<Eigen::ArrayXd>(inv_r, len) =
+      Eigen::Map<const Eigen::ArrayXd>(r2, len).sqrt().inverse();
+}
+
+// Eight at a time with gathered positions. (Four at a time in AVX2 made the pair loops slower.)
+[[gnu::target("avx512f")]] void pair_distances_avx512(const double* pos, const int* index, int len,
+                                                      double xi, double yi, double* r2,
+                                                      double* inv_r) {
+  const __m512d zero = _mm512_setzero_pd(), one = _mm512_set1_pd(1.0);
+  const __m512d vx = _mm512_set1_pd(xi), vy = _mm512_set1_pd(yi);
+  for (int k = 0; k < len; k += 8) {
+    const __mmask8 m = static_cast<__mmask8>(len - k >= 8 ? 0xff : (1u << (len - k)) - 1);
+    const __m256i lanes =
+        _mm256_cmpgt_epi32(_mm256_set1_epi32(len - k), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    const __m256i j2 = _mm256_slli_epi32(_mm256_maskload_epi32(index + k, lanes), 1);
+    const __m512d dx = _mm512_sub_pd(_mm512_mask_i32gather_pd(zero, m, j2, pos, 8), vx);
+    const __m512d dy = _mm512_sub_pd(_mm512_mask_i32gather_pd(zero, m, j2, pos + 1, 8), vy);
+    const __m512d d2 = _mm512_add_pd(_mm512_mul_pd(dx, dx), _mm512_mul_pd(dy, dy));
+    _mm512_mask_storeu_pd(r2 + k, m, d2);
+    // The masked square root: GCC 12 warns that the plain one's undefined source is
+    // uninitialised.
+    _mm512_mask_storeu_pd(inv_r + k, m, _mm512_div_pd(one, _mm512_maskz_sqrt_pd(m, d2)));
+  }
+}
+
 }  // namespace
 
 int near_points(const double* pts, int j0, int j1, double qx, double qy, double r2, int self,
@@ -58,6 +94,13 @@ int near_points(const double* pts, int j0, int j1, double qx, double qy, double 
   static const auto near =
       simd_level() >= SimdLevel::Avx512 ? near_points_avx512 : near_points_default;
   return near(pts, j0, j1, qx, qy, r2, self, w);
+}
+
+void pair_distances(const double* pos, const int* index, int len, double xi, double yi, double* r2,
+                    double* inv_r) {
+  static const auto distances =
+      simd_level() >= SimdLevel::Avx512 ? pair_distances_avx512 : pair_distances_default;
+  distances(pos, index, len, xi, yi, r2, inv_r);
 }
 
 }  // namespace datadyn::fluid
