@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
-#include <type_traits>
 
 #include "core/check.hpp"
 #include "core/parallel.hpp"
@@ -304,79 +303,51 @@ void MpsSolver::number_density() {
   grad_y_.resize(cap);
   grad_count_.resize(nf_);
   if (params_.gradient_correction) correction_.resize(static_cast<Eigen::Index>(nf_), 3);
+  // Dummy particles count in the number density only.
+  std::vector<std::int32_t> solid(n_);
+  for (std::size_t j = 0; j < n_; ++j) solid[j] = type_[j] != ParticleType::Dummy;
   // The velocity divergence enters only the mixed source term; with the density source (the
   // default) its two velocity loads and four flops per candidate are a tenth of this loop.
-  auto fluid_rows = [&](auto with_divergence) {
-    parallel_for(nf_, kGrain, [&](std::size_t b0, std::size_t b1) {
-      Eigen::ArrayXd r2s, inv_rs;
-      for (std::size_t i = b0; i < b1; ++i) {
-        const Eigen::Index ii = static_cast<Eigen::Index>(i);
-        const double xi = pos_(ii, 0), yi = pos_(ii, 1);
-        [[maybe_unused]] const double ui = vel_(ii, 0), vi = vel_(ii, 1);
-        double n = 0, div = 0, cxx = 0, cxy = 0, cyy = 0;
-        int nl = 0, ng = 0;
-        const int base = list_.begin(i);
-        pair_distances(pos_, list_.index, base, list_.end(i), xi, yi, r2s, inv_rs);
-        // Branch-free: every candidate is weighted (0 outside a radius) and written to the next
-        // slot of each pair list, whose cursor advances only for a pair. Which candidates are
-        // pairs follows no pattern, and the mispredicted branches cost more than the weights.
-        for (int e = base; e < list_.end(i); ++e) {
-          const int j = list_.index[static_cast<std::size_t>(e)];
-          const double dx = pos_(j, 0) - xi, dy = pos_(j, 1) - yi;
-          const double r2 = r2s[e - base], inv_r = inv_rs[e - base];
-          const bool solid_or_fluid = type_[static_cast<std::size_t>(j)] != ParticleType::Dummy;
-          const bool in_d = r2 < rd2;
-          const double w = in_d ? re_d_ * inv_r - 1.0 : 0.0;
-          n += w;
-          const double gw = in_d && solid_or_fluid ? w * inv_r * inv_r : 0.0;
-          const double gx = dx * gw, gy = dy * gw;
-          const std::size_t sg = static_cast<std::size_t>(base + ng);
-          grad_.index[sg] = j;
-          grad_x_[sg] = gx;
-          grad_y_[sg] = gy;
-          ng += in_d && solid_or_fluid;
-          if constexpr (decltype(with_divergence)::value)
-            div += (vel_(j, 0) - ui) * gx + (vel_(j, 1) - vi) * gy;
-          cxx += gx * dx;
-          cxy += gx * dy;
-          cyy += gy * dy;
-          const std::size_t sl = static_cast<std::size_t>(base + nl);
-          lap_.index[sl] = j;
-          lap_w_[sl] = re_l_ * inv_r - 1.0;
-          nl += r2 < rl2 && solid_or_fluid;
+  const double* vel = params_.source_term == SourceTerm::Mixed ? vel_.data() : nullptr;
+  parallel_for(nf_, kGrain, [&](std::size_t b0, std::size_t b1) {
+    Eigen::ArrayXd r2s, inv_rs, terms;
+    for (std::size_t i = b0; i < b1; ++i) {
+      const Eigen::Index ii = static_cast<Eigen::Index>(i);
+      const double xi = pos_(ii, 0), yi = pos_(ii, 1);
+      const int base = list_.begin(i), len = list_.end(i) - base;
+      pair_distances(pos_, list_.index, base, list_.end(i), xi, yi, r2s, inv_rs);
+      if (terms.size() < 5 * len) terms.resize(5 * len);
+      const std::size_t b = static_cast<std::size_t>(base);
+      const DensitySums sums =
+          density_pairs(pos_.data(), list_.index.data() + b, solid.data(), len, xi, yi, r2s.data(),
+                        inv_rs.data(), re_d_, re_l_, rd2, rl2, vel, vel_(ii, 0), vel_(ii, 1),
+                        grad_.index.data() + b, grad_x_.data() + b, grad_y_.data() + b,
+                        lap_.index.data() + b, lap_w_.data() + b, terms.data());
+      density_[ii] = sums.n;
+      divergence_[ii] = kDim / kd_.n0 * sums.div;
+      if (params_.gradient_correction) {
+        // C_i = [(d/n0) Σ_j w r_ij ⊗ r_ij / |r_ij|²]⁻¹ makes the gradient exact for linear fields
+        // on any particle arrangement (Khayyer & Gotoh 2011, eq. 14). C_i = I on a perfect
+        // lattice. Where the neighbourhood is sparse or one-sided (splashes, the free surface)
+        // the moment matrix is near singular and its inverse would amplify the gradient: below a
+        // smallest eigenvalue of 1/2 (at most 2x amplification) the plain gradient is kept.
+        const double scale = kDim / kd_.n0;
+        const double cxx = sums.cxx * scale, cxy = sums.cxy * scale, cyy = sums.cyy * scale;
+        const double det = cxx * cyy - cxy * cxy;
+        const double lmin =
+            0.5 * (cxx + cyy) - std::sqrt(0.25 * (cxx - cyy) * (cxx - cyy) + cxy * cxy);
+        if (lmin > kMinCorrectionEigenvalue) {
+          correction_(ii, 0) = cyy / det;
+          correction_(ii, 1) = -cxy / det;
+          correction_(ii, 2) = cxx / det;
+        } else {
+          correction_.row(ii) << 1.0, 0.0, 1.0;
         }
-        density_[ii] = n;
-        divergence_[ii] = kDim / kd_.n0 * div;
-        if (params_.gradient_correction) {
-          // C_i = [(d/n0) Σ_j w r_ij ⊗ r_ij / |r_ij|²]⁻¹ makes the gradient exact for linear fields
-          // on any particle arrangement (Khayyer & Gotoh 2011, eq. 14). C_i = I on a perfect
-          // lattice. Where the neighbourhood is sparse or one-sided (splashes, the free surface)
-          // the moment matrix is near singular and its inverse would amplify the gradient: below a
-          // smallest eigenvalue of 1/2 (at most 2x amplification) the plain gradient is kept.
-          const double scale = kDim / kd_.n0;
-          cxx *= scale;
-          cxy *= scale;
-          cyy *= scale;
-          const double det = cxx * cyy - cxy * cxy;
-          const double lmin =
-              0.5 * (cxx + cyy) - std::sqrt(0.25 * (cxx - cyy) * (cxx - cyy) + cxy * cxy);
-          if (lmin > kMinCorrectionEigenvalue) {
-            correction_(ii, 0) = cyy / det;
-            correction_(ii, 1) = -cxy / det;
-            correction_(ii, 2) = cxx / det;
-          } else {
-            correction_.row(ii) << 1.0, 0.0, 1.0;
-          }
-        }
-        lap_count_[i] = nl;
-        grad_count_[i] = ng;
       }
-    });
-  };
-  if (params_.source_term == SourceTerm::Mixed)
-    fluid_rows(std::true_type{});
-  else
-    fluid_rows(std::false_type{});
+      lap_count_[i] = sums.lap;
+      grad_count_[i] = sums.grad;
+    }
+  });
 
   // Wall rows: fluid neighbours by transposing the fluid lists (in increasing fluid index), in
   // parallel over fixed chunks of fluid rows: each chunk counts its pairs per wall, and the

@@ -87,7 +87,122 @@ void pair_distances_default(const double* pos, const int* index, int len, double
   }
 }
 
+// Branch-free: every candidate is weighted (0 outside a radius) and written to the next slot of
+// each pair list, whose cursor advances only for a pair. Which candidates are pairs follows no
+// pattern, and the mispredicted branches cost more than the weights.
+DensitySums density_pairs_default(const double* pos, const int* cand, const std::int32_t* solid,
+                                  int len, double xi, double yi, const double* r2,
+                                  const double* inv_r, double re_d, double re_l, double rd2,
+                                  double rl2, const double* vel, double ui, double vi,
+                                  int* grad_index, double* grad_x, double* grad_y, int* lap_index,
+                                  double* lap_w, double*) {
+  DensitySums s;
+  for (int k = 0; k < len; ++k) {
+    const int j = cand[k];
+    const double dx = pos[2 * j] - xi, dy = pos[2 * j + 1] - yi;
+    const bool solid_or_fluid = solid[j] != 0;
+    const bool in_d = r2[k] < rd2;
+    const double w = in_d ? re_d * inv_r[k] - 1.0 : 0.0;
+    s.n += w;
+    const double gw = in_d && solid_or_fluid ? w * inv_r[k] * inv_r[k] : 0.0;
+    const double gx = dx * gw, gy = dy * gw;
+    grad_index[s.grad] = j;
+    grad_x[s.grad] = gx;
+    grad_y[s.grad] = gy;
+    s.grad += in_d && solid_or_fluid;
+    if (vel) s.div += (vel[2 * j] - ui) * gx + (vel[2 * j + 1] - vi) * gy;
+    s.cxx += gx * dx;
+    s.cxy += gx * dy;
+    s.cyy += gy * dy;
+    lap_index[s.lap] = j;
+    lap_w[s.lap] = re_l * inv_r[k] - 1.0;
+    s.lap += r2[k] < rl2 && solid_or_fluid;
+  }
+  return s;
+}
+
+// Eight candidates at a time: the weights and moments into `terms`, the pairs kept by
+// compressing stores; then the four sums one term after another, in the scalar code's order.
+[[gnu::target("avx512f")]] DensitySums density_pairs_avx512(
+    const double* pos, const int* cand, const std::int32_t* solid, int len, double xi, double yi,
+    const double* r2, const double* inv_r, double re_d, double re_l, double rd2, double rl2,
+    const double* vel, double ui, double vi, int* grad_index, double* grad_x, double* grad_y,
+    int* lap_index, double* lap_w, double* terms) {
+  const __m512d zero = _mm512_setzero_pd(), one = _mm512_set1_pd(1.0);
+  const __m512d vx = _mm512_set1_pd(xi), vy = _mm512_set1_pd(yi);
+  const __m512d vred = _mm512_set1_pd(re_d), vrel = _mm512_set1_pd(re_l);
+  const __m512d vrd2 = _mm512_set1_pd(rd2), vrl2 = _mm512_set1_pd(rl2);
+  double* tw = terms;
+  double* txx = terms + len;
+  double* txy = terms + 2 * len;
+  double* tyy = terms + 3 * len;
+  double* tdiv = terms + 4 * len;
+  const __m512d vui = _mm512_set1_pd(ui), vvi = _mm512_set1_pd(vi);
+  DensitySums s;
+  for (int k = 0; k < len; k += 8) {
+    const __mmask8 m = static_cast<__mmask8>(len - k >= 8 ? 0xff : (1u << (len - k)) - 1);
+    const __m256i lanes =
+        _mm256_cmpgt_epi32(_mm256_set1_epi32(len - k), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    const __m256i j = _mm256_maskload_epi32(cand + k, lanes);
+    const __m256i j2 = _mm256_slli_epi32(j, 1);
+    const __m512d dx = _mm512_sub_pd(_mm512_mask_i32gather_pd(zero, m, j2, pos, 8), vx);
+    const __m512d dy = _mm512_sub_pd(_mm512_mask_i32gather_pd(zero, m, j2, pos + 1, 8), vy);
+    const __m512d d2 = _mm512_maskz_loadu_pd(m, r2 + k);
+    const __m512d ir = _mm512_maskz_loadu_pd(m, inv_r + k);
+    const __m256i sol = _mm256_mask_i32gather_epi32(
+        _mm256_setzero_si256(), reinterpret_cast<const int*>(solid), j, lanes, 4);
+    const __mmask8 solid_or_fluid = _mm512_mask_cmpneq_epi64_mask(
+        m, _mm512_maskz_cvtepi32_epi64(m, sol), _mm512_setzero_si512());
+    const __mmask8 in_d = _mm512_mask_cmp_pd_mask(m, d2, vrd2, _CMP_LT_OQ);
+    const __mmask8 grad = in_d & solid_or_fluid;
+    const __mmask8 lap = _mm512_mask_cmp_pd_mask(solid_or_fluid, d2, vrl2, _CMP_LT_OQ);
+    const __m512d w = _mm512_maskz_sub_pd(in_d, _mm512_mul_pd(vred, ir), one);
+    const __m512d gw = _mm512_maskz_mul_pd(grad, _mm512_mul_pd(w, ir), ir);
+    const __m512d gx = _mm512_mul_pd(dx, gw), gy = _mm512_mul_pd(dy, gw);
+    _mm512_mask_storeu_pd(tw + k, m, w);
+    _mm512_mask_storeu_pd(txx + k, m, _mm512_mul_pd(gx, dx));
+    _mm512_mask_storeu_pd(txy + k, m, _mm512_mul_pd(gx, dy));
+    _mm512_mask_storeu_pd(tyy + k, m, _mm512_mul_pd(gy, dy));
+    if (vel) {
+      const __m512d du = _mm512_sub_pd(_mm512_mask_i32gather_pd(zero, m, j2, vel, 8), vui);
+      const __m512d dv = _mm512_sub_pd(_mm512_mask_i32gather_pd(zero, m, j2, vel + 1, 8), vvi);
+      _mm512_mask_storeu_pd(tdiv + k, m,
+                            _mm512_add_pd(_mm512_mul_pd(du, gx), _mm512_mul_pd(dv, gy)));
+    }
+    // The masked forms: GCC 12 warns that the plain ones' undefined sources are uninitialised.
+    const __m512i zero16 = _mm512_setzero_si512();
+    const __m512i j16 = _mm512_mask_inserti64x4(zero16, 0xff, zero16, j, 0);
+    _mm512_mask_compressstoreu_epi32(grad_index + s.grad, grad, j16);
+    _mm512_mask_compressstoreu_pd(grad_x + s.grad, grad, gx);
+    _mm512_mask_compressstoreu_pd(grad_y + s.grad, grad, gy);
+    s.grad += __builtin_popcount(grad);
+    _mm512_mask_compressstoreu_epi32(lap_index + s.lap, lap, j16);
+    _mm512_mask_compressstoreu_pd(lap_w + s.lap, lap, _mm512_sub_pd(_mm512_mul_pd(vrel, ir), one));
+    s.lap += __builtin_popcount(lap);
+  }
+  for (int k = 0; k < len; ++k) {
+    s.n += tw[k];
+    s.cxx += txx[k];
+    s.cxy += txy[k];
+    s.cyy += tyy[k];
+  }
+  if (vel)
+    for (int k = 0; k < len; ++k) s.div += tdiv[k];
+  return s;
+}
+
 }  // namespace
+
+DensitySums density_pairs(const double* pos, const int* cand, const std::int32_t* solid, int len,
+                          double xi, double yi, const double* r2, const double* inv_r, double re_d,
+                          double re_l, double rd2, double rl2, const double* vel, double ui,
+                          double vi, int* grad_index, double* grad_x, double* grad_y,
+                          int* lap_index, double* lap_w, double* terms) {
+  static const auto pairs =
+      simd_level() >= SimdLevel::Avx512 ? density_pairs_avx512 : density_pairs_default;
+  return pairs(pos, cand, solid, len, xi, yi, r2, inv_r, re_d, re_l, rd2, rl2, vel, ui, vi,
+               grad_index, grad_x, grad_y, lap_index, lap_w, terms);
+}
 
 int near_points(const double* pts, int j0, int j1, double qx, double qy, double r2, int self,
                 int* w) {
