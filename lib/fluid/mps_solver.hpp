@@ -23,7 +23,8 @@
 /// Walls: the tank's wall particles take part in the number density and the pressure equation
 /// (zero velocity; walls without water within r_e are left out), dummy particles only in the
 /// number density. Every loop runs in parallel over fixed chunks and every sum is combined in
-/// chunk order, so results are bitwise the same for any thread count.
+/// chunk order, so results are bitwise the same for any thread count; the pair loops' AVX-512
+/// kernels (fluid/pair_kernels.hpp) give the same bits as their scalar versions.
 
 #include <cstdint>
 #include <string>
@@ -150,8 +151,16 @@ struct StepTiming {
 ///    and multigrid methods", J. Sci. Comput. 39, table 2): z = y + P A_c⁻¹ Pᵀ (r − A y),
 ///    y = M⁻¹ r. It removes the smooth error CG is slow on; at l0 = 5 mm and tolerance 1e-4 CG
 ///    takes 20.4 iterations per step, against 31.4 with the coarse part added to y instead.
-/// Matrix-vector and dot products run in parallel over fixed chunks; blocks and aggregates depend
-/// on the row count only: the result is bitwise the same for any thread count.
+/// Matrix-vector and dot products run in parallel over fixed chunks; blocks, aggregates and chunks
+/// depend on the row count only: the result is bitwise the same for any thread count. The serial
+/// factorisation of A_c runs beside the incomplete factor's blocks.
+/// At l0 = 5 mm on two threads the PPE takes about 60 % of the step: the product with A a quarter
+/// of it, the triangular solves, the update of p and q, the coarse solve (serial, 15 µs per
+/// iteration) and the per-step setup (factor, A P and A_c) most of the rest. Tried and not kept:
+/// A in sliced ELLPACK, 16 rows side by side (a gather of four rows' entries touches four cache
+/// lines, of one row's mostly one: slower), eight partial sums per row with a masked remainder
+/// (slower), aggregates of 12 rows (18.2 iterations, no faster), x and r updated in the pass of
+/// the preconditioner (one pass and region fewer per iteration: no measurable change).
 class PpeSolver {
  public:
   using Matrix = Eigen::SparseMatrix<double, Eigen::RowMajor, int>;
