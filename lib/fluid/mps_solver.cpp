@@ -8,6 +8,7 @@
 
 #include "core/check.hpp"
 #include "core/parallel.hpp"
+#include "core/simd.hpp"
 #include "fluid/pair_kernels.hpp"
 
 namespace datadyn::fluid {
@@ -47,8 +48,8 @@ void pair_distances(const Points2& pos, const std::vector<int>& index, int e0, i
     r2.resize(len);
     inv_r.resize(len);
   }
-  fluid::pair_distances(pos.data(), index.data() + e0, static_cast<int>(len), xi, yi, r2.data(),
-                        inv_r.data());
+  fluid::pair_distances(simd_level(), pos.data(), index.data() + e0, static_cast<int>(len), xi, yi,
+                        r2.data(), inv_r.data());
 }
 
 }  // namespace
@@ -319,9 +320,9 @@ void MpsSolver::number_density() {
       if (terms.size() < 5 * len) terms.resize(5 * len);
       const std::size_t b = static_cast<std::size_t>(base);
       const DensitySums sums =
-          density_pairs(pos_.data(), list_.index.data() + b, solid.data(), len, xi, yi, r2s.data(),
-                        inv_rs.data(), re_d_, re_l_, rd2, rl2, vel, vel_(ii, 0), vel_(ii, 1),
-                        grad_.index.data() + b, grad_x_.data() + b, grad_y_.data() + b,
+          density_pairs(simd_level(), pos_.data(), list_.index.data() + b, solid.data(), len, xi,
+                        yi, r2s.data(), inv_rs.data(), re_d_, re_l_, rd2, rl2, vel, vel_(ii, 0),
+                        vel_(ii, 1), grad_.index.data() + b, grad_x_.data() + b, grad_y_.data() + b,
                         lap_.index.data() + b, lap_w_.data() + b, terms.data());
       density_[ii] = sums.n;
       divergence_[ii] = kDim / kd_.n0 * sums.div;

@@ -5,6 +5,7 @@
 
 #include "core/check.hpp"
 #include "core/parallel.hpp"
+#include "core/simd.hpp"
 #include "fluid/pair_kernels.hpp"
 
 namespace datadyn::fluid {
@@ -54,6 +55,7 @@ void build_neighbor_lists(const Eigen::Ref<const Points2>& queries,
   std::vector<std::vector<int>> chunk_index(chunks);
   out.offset.assign(n + 1, 0);
   const double r2 = radius * radius;
+  const SimdLevel level = simd_level();
   parallel_for(chunks, 1, [&](std::size_t c0, std::size_t c1) {
     for (std::size_t c = c0; c < c1; ++c) {
       std::vector<int>& local = chunk_index[c];
@@ -71,7 +73,7 @@ void build_neighbor_lists(const Eigen::Ref<const Points2>& queries,
           src.grid->for_each_candidate_run({qx, qy}, [&](int b, int e) {
             const std::size_t need = static_cast<std::size_t>(count + e - b);
             if (need > local.size()) local.resize(2 * need);
-            count += near_points(pts, src.first + b, src.first + e, qx, qy, r2, self,
+            count += near_points(level, pts, src.first + b, src.first + e, qx, qy, r2, self,
                                  local.data() + count);
           });
         }

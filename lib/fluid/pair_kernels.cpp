@@ -193,28 +193,27 @@ DensitySums density_pairs_default(const double* pos, const int* cand, const std:
 
 }  // namespace
 
-DensitySums density_pairs(const double* pos, const int* cand, const std::int32_t* solid, int len,
-                          double xi, double yi, const double* r2, const double* inv_r, double re_d,
-                          double re_l, double rd2, double rl2, const double* vel, double ui,
-                          double vi, int* grad_index, double* grad_x, double* grad_y,
-                          int* lap_index, double* lap_w, double* terms) {
-  static const auto pairs =
-      simd_level() >= SimdLevel::Avx512 ? density_pairs_avx512 : density_pairs_default;
+DensitySums density_pairs(SimdLevel level, const double* pos, const int* cand,
+                          const std::int32_t* solid, int len, double xi, double yi,
+                          const double* r2, const double* inv_r, double re_d, double re_l,
+                          double rd2, double rl2, const double* vel, double ui, double vi,
+                          int* grad_index, double* grad_x, double* grad_y, int* lap_index,
+                          double* lap_w, double* terms) {
+  const auto pairs = level >= SimdLevel::Avx512 ? density_pairs_avx512 : density_pairs_default;
   return pairs(pos, cand, solid, len, xi, yi, r2, inv_r, re_d, re_l, rd2, rl2, vel, ui, vi,
                grad_index, grad_x, grad_y, lap_index, lap_w, terms);
 }
 
-int near_points(const double* pts, int j0, int j1, double qx, double qy, double r2, int self,
-                int* w) {
-  static const auto near =
-      simd_level() >= SimdLevel::Avx512 ? near_points_avx512 : near_points_default;
+int near_points(SimdLevel level, const double* pts, int j0, int j1, double qx, double qy, double r2,
+                int self, int* w) {
+  const auto near = level >= SimdLevel::Avx512 ? near_points_avx512 : near_points_default;
   return near(pts, j0, j1, qx, qy, r2, self, w);
 }
 
-void pair_distances(const double* pos, const int* index, int len, double xi, double yi, double* r2,
-                    double* inv_r) {
-  static const auto distances =
-      simd_level() >= SimdLevel::Avx512 ? pair_distances_avx512 : pair_distances_default;
+void pair_distances(SimdLevel level, const double* pos, const int* index, int len, double xi,
+                    double yi, double* r2, double* inv_r) {
+  const auto distances =
+      level >= SimdLevel::Avx512 ? pair_distances_avx512 : pair_distances_default;
   distances(pos, index, len, xi, yi, r2, inv_r);
 }
 

@@ -1,0 +1,211 @@
+// The pair kernels of the neighbour search and the MPS pair loops at every vector level this CPU
+// runs: each against a direct computation, and every level bit for bit against the scalar one.
+// (A whole simulation at two levels can agree even when a kernel rounds differently, if no
+// decision hinges on the last bit: an earlier AVX-512 distance with a fused multiply-add passed
+// the mps-gen CLI comparison. Here the points are made to sit on the radius, where it would not.)
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "core/simd.hpp"
+#include "fluid/pair_kernels.hpp"
+
+using namespace datadyn;
+using namespace datadyn::fluid;
+
+namespace {
+
+std::vector<SimdLevel> supported_levels() {
+  std::vector<SimdLevel> out;
+  for (SimdLevel l : {SimdLevel::Baseline, SimdLevel::Avx2, SimdLevel::Avx512})
+    if (simd_level_supported(l)) out.push_back(l);
+  return out;
+}
+
+// n points (x, y interleaved) around (qx, qy) = (0.3, -0.2): random in a square of half-side 4,
+// or (every other point) on the circle of radius 3 = sqrt(r2) at a random angle, or exactly on its
+// axis or one unit in the last place inside. On the circle the squared distance is 9 to a few
+// units in the last place, and one rounded differently (a fused multiply-add, say) flips the
+// comparison with r2 for some of them.
+std::vector<double> test_points(int n, unsigned seed, double qx, double qy) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-4.0, 4.0), angle(0.0, 6.283185307179586);
+  std::vector<double> p(2 * static_cast<std::size_t>(n));
+  for (int j = 0; j < n; ++j) {
+    double dx = u(rng), dy = u(rng);
+    if (j % 2 == 0) {
+      const double a = angle(rng);
+      dx = 3.0 * std::cos(a), dy = 3.0 * std::sin(a);
+    }
+    if (j % 10 == 1) dx = 3.0, dy = 0.0;
+    if (j % 10 == 3) dx = std::nextafter(3.0, 0.0), dy = 0.0;
+    p[2 * static_cast<std::size_t>(j)] = qx + dx;
+    p[2 * static_cast<std::size_t>(j) + 1] = qy + dy;
+  }
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("near_points: the brute-force neighbours at every vector level, every tail length") {
+  const double qx = 0.3, qy = -0.2, r2 = 9.0;
+  const std::vector<double> pts = test_points(61, 7, qx, qy);
+  for (SimdLevel level : supported_levels()) {
+    CAPTURE(simd_level_name(level));
+    // Ranges starting anywhere in the first 9 points and of every length up to 52 cover masked
+    // tails of 1-7 points at each alignment; `self` inside and outside the range.
+    for (int j0 = 0; j0 < 9; ++j0) {
+      for (int j1 = j0; j1 <= j0 + 52; ++j1) {
+        const int self = (j0 + j1) / 2;
+        std::vector<int> expected;
+        for (int j = j0; j < j1; ++j) {
+          const double dx = pts[2 * static_cast<std::size_t>(j)] - qx;
+          const double dy = pts[2 * static_cast<std::size_t>(j) + 1] - qy;
+          if (dx * dx + dy * dy < r2 && j != self) expected.push_back(j);
+        }
+        std::vector<int> got(static_cast<std::size_t>(j1 - j0) + 16, -1);
+        const int count = near_points(level, pts.data(), j0, j1, qx, qy, r2, self, got.data());
+        got.resize(static_cast<std::size_t>(count));
+        CAPTURE(j0);
+        CAPTURE(j1);
+        REQUIRE(got == expected);
+      }
+    }
+  }
+}
+
+TEST_CASE("pair_distances: squared distances and correctly rounded inverses at every level") {
+  const double xi = 0.3, yi = -0.2;
+  const std::vector<double> pos = test_points(40, 11, xi, yi);
+  std::vector<int> index(40);
+  for (int k = 0; k < 40; ++k) index[static_cast<std::size_t>(k)] = (7 * k) % 40;  // gathered
+  for (SimdLevel level : supported_levels()) {
+    CAPTURE(simd_level_name(level));
+    for (int len = 0; len <= 40; ++len) {
+      std::vector<double> r2(static_cast<std::size_t>(len)), inv_r(r2.size());
+      pair_distances(level, pos.data(), index.data(), len, xi, yi, r2.data(), inv_r.data());
+      for (int k = 0; k < len; ++k) {
+        const std::size_t j = static_cast<std::size_t>(index[static_cast<std::size_t>(k)]);
+        const double dx = pos[2 * j] - xi, dy = pos[2 * j + 1] - yi;
+        const double d2 = dx * dx + dy * dy;
+        CAPTURE(len);
+        CAPTURE(k);
+        // Square root and division are correctly rounded in IEEE arithmetic at every width, so
+        // the inverse is exactly 1 / sqrt(d2) as the scalar code computes it.
+        REQUIRE(r2[static_cast<std::size_t>(k)] == d2);
+        REQUIRE(inv_r[static_cast<std::size_t>(k)] == 1.0 / std::sqrt(d2));
+      }
+    }
+  }
+}
+
+TEST_CASE("density_pairs: weights and pair lists as defined, the same bits at every level") {
+  // A particle at (xi, yi) with 45 candidates: radii r_e(density) = 2.1, r_e(Laplacian) = 3.1 in
+  // units of l0 = 1; every fourth candidate a dummy (counted in n only); velocities for the
+  // divergence.
+  const double xi = 0.3, yi = -0.2, re_d = 2.1, re_l = 3.1;
+  const int len = 45;
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> u(-3.3, 3.3), uv(-1.0, 1.0);
+  std::vector<double> pos(2 * len), vel(2 * len);
+  std::vector<std::int32_t> solid(len);
+  std::vector<int> cand(len);
+  for (int j = 0; j < len; ++j) {
+    const std::size_t s = static_cast<std::size_t>(j);
+    pos[2 * s] = xi + u(rng);
+    pos[2 * s + 1] = yi + u(rng);
+    vel[2 * s] = uv(rng);
+    vel[2 * s + 1] = uv(rng);
+    solid[s] = j % 4 == 3 ? 0 : 1;
+    cand[s] = (11 * j) % len;
+  }
+  pos[0] = xi + re_d;  // exactly on the density radius: outside (r < r_e)
+  pos[1] = yi;
+  std::vector<double> r2(len), inv_r(len);
+  pair_distances(SimdLevel::Baseline, pos.data(), cand.data(), len, xi, yi, r2.data(),
+                 inv_r.data());
+
+  struct Out {
+    DensitySums s;
+    std::vector<int> grad_index, lap_index;
+    std::vector<double> grad_x, grad_y, lap_w;
+  };
+  const auto run = [&](SimdLevel level) {
+    Out o;
+    o.grad_index.assign(len, -1);
+    o.lap_index.assign(len, -1);
+    o.grad_x.assign(len, 0.0);
+    o.grad_y.assign(len, 0.0);
+    o.lap_w.assign(len, 0.0);
+    std::vector<double> terms(5 * len);
+    o.s = density_pairs(level, pos.data(), cand.data(), solid.data(), len, xi, yi, r2.data(),
+                        inv_r.data(), re_d, re_l, re_d * re_d, re_l * re_l, vel.data(), 0.1, -0.3,
+                        o.grad_index.data(), o.grad_x.data(), o.grad_y.data(), o.lap_index.data(),
+                        o.lap_w.data(), terms.data());
+    return o;
+  };
+  const Out base = run(SimdLevel::Baseline);
+
+  // Against the definitions, summed in candidate order: w(r) = r_e / r − 1 for r < r_e (dummies
+  // included in n), gradient pairs r_ij w / r² and Laplacian pairs for non-dummies. The kernel
+  // forms r_e (1 / r) instead of r_e / r: a relative difference of a few units in the last place
+  // per term, 1e-13 on these sums of at most 45 terms of size <= 20.
+  double n = 0, div = 0, cxx = 0;
+  int grad = 0, lap = 0;
+  for (int k = 0; k < len; ++k) {
+    const std::size_t j = static_cast<std::size_t>(cand[static_cast<std::size_t>(k)]);
+    const double dx = pos[2 * j] - xi, dy = pos[2 * j + 1] - yi, r = std::hypot(dx, dy);
+    if (r < re_d) {
+      const double w = re_d / r - 1.0;
+      n += w;
+      if (solid[j] != 0) {
+        const double gx = dx * w / (r * r), gy = dy * w / (r * r);
+        CHECK(base.grad_index[static_cast<std::size_t>(grad)] == static_cast<int>(j));
+        CHECK(base.grad_x[static_cast<std::size_t>(grad)] == doctest::Approx(gx).epsilon(1e-13));
+        div += (vel[2 * j] - 0.1) * gx + (vel[2 * j + 1] + 0.3) * gy;
+        cxx += gx * dx;
+        ++grad;
+      }
+    }
+    if (r < re_l && solid[j] != 0) {
+      CHECK(base.lap_index[static_cast<std::size_t>(lap)] == static_cast<int>(j));
+      CHECK(base.lap_w[static_cast<std::size_t>(lap)] ==
+            doctest::Approx(re_l / r - 1.0).epsilon(1e-13));
+      ++lap;
+    }
+  }
+  REQUIRE(grad > 3);
+  REQUIRE(lap > grad);
+  CHECK(base.s.grad == grad);
+  CHECK(base.s.lap == lap);
+  CHECK(base.s.n == doctest::Approx(n).epsilon(1e-13));
+  CHECK(base.s.div == doctest::Approx(div).epsilon(1e-12));
+  CHECK(base.s.cxx == doctest::Approx(cxx).epsilon(1e-13));
+
+  const auto same_bits = [](const auto& a, const auto& b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof a[0]) == 0;
+  };
+  for (SimdLevel level : supported_levels()) {
+    CAPTURE(simd_level_name(level));
+    const Out o = run(level);
+    const double sums[] = {o.s.n, o.s.div, o.s.cxx, o.s.cxy, o.s.cyy};
+    const double base_sums[] = {base.s.n, base.s.div, base.s.cxx, base.s.cxy, base.s.cyy};
+    CHECK(std::memcmp(sums, base_sums, sizeof sums) == 0);
+    CHECK(o.s.grad == base.s.grad);
+    CHECK(o.s.lap == base.s.lap);
+    // Only the pairs' slots are defined (the scalar version also writes the slot after).
+    const auto g = static_cast<std::size_t>(base.s.grad), l = static_cast<std::size_t>(base.s.lap);
+    const auto head = [](const auto& v, std::size_t k) {
+      return std::vector(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k));
+    };
+    CHECK(same_bits(head(o.grad_index, g), head(base.grad_index, g)));
+    CHECK(same_bits(head(o.grad_x, g), head(base.grad_x, g)));
+    CHECK(same_bits(head(o.grad_y, g), head(base.grad_y, g)));
+    CHECK(same_bits(head(o.lap_index, l), head(base.lap_index, l)));
+    CHECK(same_bits(head(o.lap_w, l), head(base.lap_w, l)));
+  }
+}
