@@ -84,10 +84,11 @@ struct MpsParams {
   double courant_max = 0.5;  ///< a step ending above this Courant number fails (unstable)
   double dt_min = 1.0e-6;    ///< s: Courant mode fails if it would need a smaller step
   /// PPE: stop when |b − A p| <= tolerance |b|. With b = γ (n* − n0)/(n0 dt²) a residual of
-  /// 1e-4 |b| misses the step's density correction (γ = 5 % of the density error) by 1e-4 of
-  /// itself, far below the particles' density noise; 1e-6 took 40 % more CG iterations for the
-  /// same dam-break front and still-tank figures within 1 % (docs/tools/mps-gen.md).
-  double ppe_tolerance = 1.0e-4;
+  /// 1e-3 |b| misses the step's density correction (γ = 5 % of the density error) by 1e-3 of
+  /// itself, far below the particles' density noise; the pressure is then within 0.1-0.2 % of a
+  /// converged solve on the l0 = 5 mm dam break. 1e-4 took 35 % more CG iterations for the same
+  /// dam-break front (docs/tools/mps-gen.md, fifth speed round).
+  double ppe_tolerance = 1.0e-3;
   int ppe_max_iterations = 1000;  ///< PPE: fail beyond this many CG iterations
   double leak_depth = 1.0;        ///< in l0: a particle this far inside a solid has left the tank
 };
@@ -150,7 +151,9 @@ struct StepTiming {
 ///    2009, "Comparison of two-level preconditioners derived from deflation, domain decomposition
 ///    and multigrid methods", J. Sci. Comput. 39, table 2): z = y + P A_c⁻¹ Pᵀ (r − A y),
 ///    y = M⁻¹ r. It removes the smooth error CG is slow on; at l0 = 5 mm and tolerance 1e-4 CG
-///    takes 20.4 iterations per step, against 31.4 with the coarse part added to y instead.
+///    takes 20.4 iterations per step (15.1 at the default 1e-3), against 31.4 with the coarse
+///    part added to y instead. Smoothing P once on the strong couplings (smoothed aggregation)
+///    took 14.0 instead of 20.4 but made the step slower: its setup took 2.4 instead of 0.4 ms.
 /// Matrix-vector and dot products run in parallel over fixed chunks; blocks, aggregates and chunks
 /// depend on the row count only: the result is bitwise the same for any thread count. The serial
 /// factorisation of A_c runs beside the incomplete factor's blocks.
