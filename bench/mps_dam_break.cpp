@@ -126,7 +126,7 @@ int main(int argc, char** argv) {
       ratef, ratef / rate2, ratef / 1e6,
       static_cast<double>(f.timing.ppe_iterations) / f.timing.steps);
   // The CG tolerance of 1e-4, the default before 1e-3 (the same dam-break front; the pressure
-  // within 0.1 % of a converged solve either way).
+  // within 0.2 % of a converged solve either way).
   MpsParams tight;
   tight.ppe_tolerance = 1e-4;
   const Run g = run(2, duration, tight);
