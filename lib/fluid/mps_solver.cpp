@@ -38,20 +38,6 @@ void permute_rows(M& m, const std::vector<int>& order, M& scratch) {
   m.topRows(static_cast<Eigen::Index>(count)) = scratch;
 }
 
-/// Squared distances r2 and inverse distances inv_r from (xi, yi) to the particles
-/// index[e0 .. e1) of `pos`, entry k for index[e0 + k] (the arrays grow as needed), in vector
-/// passes (fluid/pair_kernels.hpp): the divider is what the pair loops wait for.
-void pair_distances(const Points2& pos, const std::vector<int>& index, int e0, int e1, double xi,
-                    double yi, Eigen::ArrayXd& r2, Eigen::ArrayXd& inv_r) {
-  const Eigen::Index len = e1 - e0;
-  if (r2.size() < len) {
-    r2.resize(len);
-    inv_r.resize(len);
-  }
-  fluid::pair_distances(simd_level(), pos.data(), index.data() + e0, static_cast<int>(len), xi, yi,
-                        r2.data(), inv_r.data());
-}
-
 }  // namespace
 
 const char* step_status_name(StepStatus s) {
@@ -216,22 +202,14 @@ void MpsSolver::explicit_step(double dt) {
   const double gx = params_.gravity.x(), gy = params_.gravity.y();
   const double rl2 = re_l_ * re_l_;
   parallel_for(nf_, kGrain, [&](std::size_t b0, std::size_t b1) {
-    Eigen::ArrayXd r2, inv_r;
     for (std::size_t i = b0; i < b1; ++i) {
       const Eigen::Index ii = static_cast<Eigen::Index>(i);
       const double xi = pos_(ii, 0), yi = pos_(ii, 1), ui = vel_(ii, 0), vi = vel_(ii, 1);
       const int e0 = list_.begin(i);
-      pair_distances(pos_, list_.index, e0, list_.end(i), xi, yi, r2, inv_r);
-      double lx = 0, ly = 0;
-      for (int e = e0; e < list_.end(i); ++e) {
-        const int j = list_.index[static_cast<std::size_t>(e)];
-        const Eigen::Index k = e - e0;
-        // Branch-free (0 beyond r_e), as in number_density.
-        const double w = r2[k] < rl2 ? re_l_ * inv_r[k] - 1.0 : 0.0;
-        lx += (vel_(j, 0) - ui) * w;
-        ly += (vel_(j, 1) - vi) * w;
-      }
-      const double us = ui + dt * (coef * lx + gx), vs = vi + dt * (coef * ly + gy);
+      const VelocityLaplacian l =
+          viscosity_sums(simd_level(), pos_.data(), vel_.data(), list_.index.data() + e0,
+                         list_.end(i) - e0, xi, yi, ui, vi, re_l_, rl2);
+      const double us = ui + dt * (coef * l.x + gx), vs = vi + dt * (coef * l.y + gy);
       vel_tmp_(ii, 0) = us;
       vel_tmp_(ii, 1) = vs;
       pos_tmp_(ii, 0) = xi + dt * us;
@@ -250,17 +228,21 @@ void MpsSolver::collide(double dt) {
   const double f = 0.5 * (1.0 + params_.restitution);
   std::vector<std::int8_t> hit(nf_, 0);
   parallel_for(nf_, kGrain, [&](std::size_t b0, std::size_t b1) {
+    std::vector<int> close;
     for (std::size_t i = b0; i < b1; ++i) {
       const Eigen::Index ii = static_cast<Eigen::Index>(i);
       const double xi = pos_(ii, 0), yi = pos_(ii, 1);
       double ui = vel_(ii, 0), vi = vel_(ii, 1);
       bool any = false;
-      for (int e = list_.begin(i); e < list_.end(i); ++e) {
-        const int j = list_.index[static_cast<std::size_t>(e)];
+      // Pairs this close are rare: found eight candidates at a time, then taken in list order.
+      const int e0 = list_.begin(i), len = list_.end(i) - e0;
+      close.resize(std::max(close.size(), static_cast<std::size_t>(len)));
+      const int nclose = close_candidates(simd_level(), pos_.data(), list_.index.data() + e0, len,
+                                          xi, yi, dc2, close.data());
+      for (int c = 0; c < nclose; ++c) {
+        const int j = list_.index[static_cast<std::size_t>(e0 + close[static_cast<std::size_t>(c)])];
         const double dx = pos_(j, 0) - xi, dy = pos_(j, 1) - yi;
-        const double r2 = dx * dx + dy * dy;
-        if (r2 >= dc2) continue;
-        const double r = std::sqrt(r2);
+        const double r = std::sqrt(dx * dx + dy * dy);
         if (!(r > 0)) continue;
         const double nx = dx / r, ny = dy / r;
         const double approach = (ui - vel_(j, 0)) * nx + (vi - vel_(j, 1)) * ny;
@@ -311,19 +293,15 @@ void MpsSolver::number_density() {
   // default) its two velocity loads and four flops per candidate are a tenth of this loop.
   const double* vel = params_.source_term == SourceTerm::Mixed ? vel_.data() : nullptr;
   parallel_for(nf_, kGrain, [&](std::size_t b0, std::size_t b1) {
-    Eigen::ArrayXd r2s, inv_rs, terms;
     for (std::size_t i = b0; i < b1; ++i) {
       const Eigen::Index ii = static_cast<Eigen::Index>(i);
       const double xi = pos_(ii, 0), yi = pos_(ii, 1);
       const int base = list_.begin(i), len = list_.end(i) - base;
-      pair_distances(pos_, list_.index, base, list_.end(i), xi, yi, r2s, inv_rs);
-      if (terms.size() < 5 * len) terms.resize(5 * len);
       const std::size_t b = static_cast<std::size_t>(base);
-      const DensitySums sums =
-          density_pairs(simd_level(), pos_.data(), list_.index.data() + b, solid.data(), len, xi,
-                        yi, r2s.data(), inv_rs.data(), re_d_, re_l_, rd2, rl2, vel, vel_(ii, 0),
-                        vel_(ii, 1), grad_.index.data() + b, grad_x_.data() + b, grad_y_.data() + b,
-                        lap_.index.data() + b, lap_w_.data() + b, terms.data());
+      const DensitySums sums = density_pairs(
+          simd_level(), pos_.data(), list_.index.data() + b, solid.data(), len, xi, yi, re_d_,
+          re_l_, rd2, rl2, vel, vel_(ii, 0), vel_(ii, 1), grad_.index.data() + b,
+          grad_x_.data() + b, grad_y_.data() + b, lap_.index.data() + b, lap_w_.data() + b);
       density_[ii] = sums.n;
       divergence_[ii] = kDim / kd_.n0 * sums.div;
       if (params_.gradient_correction) {

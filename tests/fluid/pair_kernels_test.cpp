@@ -78,27 +78,81 @@ TEST_CASE("near_points: the brute-force neighbours at every vector level, every 
   }
 }
 
-TEST_CASE("pair_distances: squared distances and correctly rounded inverses at every level") {
-  const double xi = 0.3, yi = -0.2;
+// The order sum_lanes defines, written out: lane k mod 8 in candidate order, then the tree.
+template <class Term>
+double in_lanes(int len, Term term) {
+  double lane[8] = {};
+  for (int k = 0; k < len; ++k) lane[k % 8] += term(k);
+  return ((lane[0] + lane[4]) + (lane[2] + lane[6])) + ((lane[1] + lane[5]) + (lane[3] + lane[7]));
+}
+
+TEST_CASE("viscosity_sums: the Laplacian sums in the lanes' order, the same bits at every level") {
+  // Candidates around (0.3, -0.2): every other one on the circle r = 3 = r_e, where the cut-off
+  // decides on the last bit of r², gathered in a scrambled order; lengths 0-40 cover every tail.
+  const double xi = 0.3, yi = -0.2, ui = 0.25, vi = -0.5, re_l = 3.0, rl2 = 9.0;
   const std::vector<double> pos = test_points(40, 11, xi, yi);
+  std::vector<double> vel(pos.size());
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<double> uv(-1.0, 1.0);
+  for (double& v : vel) v = uv(rng);
   std::vector<int> index(40);
-  for (int k = 0; k < 40; ++k) index[static_cast<std::size_t>(k)] = (7 * k) % 40;  // gathered
-  for (SimdLevel level : supported_levels()) {
-    CAPTURE(simd_level_name(level));
-    for (int len = 0; len <= 40; ++len) {
-      std::vector<double> r2(static_cast<std::size_t>(len)), inv_r(r2.size());
-      pair_distances(level, pos.data(), index.data(), len, xi, yi, r2.data(), inv_r.data());
+  for (int k = 0; k < 40; ++k) index[static_cast<std::size_t>(k)] = (7 * k) % 40;
+  int inside = 0;
+  for (int len = 0; len <= 40; ++len) {
+    // The definition: w = r_e (1 / r) - 1 inside r_e (1 / r and the square root correctly
+    // rounded, as IEEE arithmetic does them at every width), 0 beyond.
+    const auto w = [&](int k) {
+      const std::size_t j = static_cast<std::size_t>(index[static_cast<std::size_t>(k)]);
+      const double dx = pos[2 * j] - xi, dy = pos[2 * j + 1] - yi, r2 = dx * dx + dy * dy;
+      return r2 < rl2 ? re_l * (1.0 / std::sqrt(r2)) - 1.0 : 0.0;
+    };
+    const auto v = [&](int k, int c) {
+      return vel[2 * static_cast<std::size_t>(index[static_cast<std::size_t>(k)]) +
+                 static_cast<std::size_t>(c)];
+    };
+    const double lx = in_lanes(len, [&](int k) { return (v(k, 0) - ui) * w(k); });
+    const double ly = in_lanes(len, [&](int k) { return (v(k, 1) - vi) * w(k); });
+    if (len == 40)
       for (int k = 0; k < len; ++k) {
         const std::size_t j = static_cast<std::size_t>(index[static_cast<std::size_t>(k)]);
         const double dx = pos[2 * j] - xi, dy = pos[2 * j + 1] - yi;
-        const double d2 = dx * dx + dy * dy;
-        CAPTURE(len);
-        CAPTURE(k);
-        // Square root and division are correctly rounded in IEEE arithmetic at every width, so
-        // the inverse is exactly 1 / sqrt(d2) as the scalar code computes it.
-        REQUIRE(r2[static_cast<std::size_t>(k)] == d2);
-        REQUIRE(inv_r[static_cast<std::size_t>(k)] == 1.0 / std::sqrt(d2));
+        inside += dx * dx + dy * dy < rl2;
       }
+    for (SimdLevel level : supported_levels()) {
+      CAPTURE(simd_level_name(level));
+      CAPTURE(len);
+      const VelocityLaplacian got = viscosity_sums(level, pos.data(), vel.data(), index.data(),
+                                                   len, xi, yi, ui, vi, re_l, rl2);
+      // Bit for bit: every level adds the same products in the same order.
+      REQUIRE(std::memcmp(&got.x, &lx, sizeof lx) == 0);
+      REQUIRE(std::memcmp(&got.y, &ly, sizeof ly) == 0);
+    }
+  }
+  // The data exercise both sides of the cut-off.
+  CHECK(inside > 10);
+  CHECK(inside < 35);
+}
+
+TEST_CASE("close_candidates: the candidates within the collision distance at every level") {
+  const double xi = 0.3, yi = -0.2, dc2 = 9.0;
+  const std::vector<double> pos = test_points(40, 13, xi, yi);
+  std::vector<int> index(40);
+  for (int k = 0; k < 40; ++k) index[static_cast<std::size_t>(k)] = (11 * k) % 40;
+  for (int len = 0; len <= 40; ++len) {
+    std::vector<int> expected;
+    for (int k = 0; k < len; ++k) {
+      const std::size_t j = static_cast<std::size_t>(index[static_cast<std::size_t>(k)]);
+      const double dx = pos[2 * j] - xi, dy = pos[2 * j + 1] - yi;
+      if (dx * dx + dy * dy < dc2) expected.push_back(k);
+    }
+    if (len == 40) REQUIRE(expected.size() > 5);
+    for (SimdLevel level : supported_levels()) {
+      CAPTURE(simd_level_name(level));
+      CAPTURE(len);
+      std::vector<int> got(static_cast<std::size_t>(len) + 16, -1);
+      got.resize(static_cast<std::size_t>(
+          close_candidates(level, pos.data(), index.data(), len, xi, yi, dc2, got.data())));
+      REQUIRE(got == expected);
     }
   }
 }
@@ -125,10 +179,6 @@ TEST_CASE("density_pairs: weights and pair lists as defined, the same bits at ev
   }
   pos[0] = xi + re_d;  // exactly on the density radius: outside (r < r_e)
   pos[1] = yi;
-  std::vector<double> r2(len), inv_r(len);
-  pair_distances(SimdLevel::Baseline, pos.data(), cand.data(), len, xi, yi, r2.data(),
-                 inv_r.data());
-
   struct Out {
     DensitySums s;
     std::vector<int> grad_index, lap_index;
@@ -141,19 +191,18 @@ TEST_CASE("density_pairs: weights and pair lists as defined, the same bits at ev
     o.grad_x.assign(len, 0.0);
     o.grad_y.assign(len, 0.0);
     o.lap_w.assign(len, 0.0);
-    std::vector<double> terms(5 * len);
-    o.s = density_pairs(level, pos.data(), cand.data(), solid.data(), len, xi, yi, r2.data(),
-                        inv_r.data(), re_d, re_l, re_d * re_d, re_l * re_l, vel.data(), 0.1, -0.3,
-                        o.grad_index.data(), o.grad_x.data(), o.grad_y.data(), o.lap_index.data(),
-                        o.lap_w.data(), terms.data());
+    o.s = density_pairs(level, pos.data(), cand.data(), solid.data(), len, xi, yi, re_d, re_l,
+                        re_d * re_d, re_l * re_l, vel.data(), 0.1, -0.3, o.grad_index.data(),
+                        o.grad_x.data(), o.grad_y.data(), o.lap_index.data(), o.lap_w.data());
     return o;
   };
   const Out base = run(SimdLevel::Baseline);
 
   // Against the definitions, summed in candidate order: w(r) = r_e / r − 1 for r < r_e (dummies
   // included in n), gradient pairs r_ij w / r² and Laplacian pairs for non-dummies. The kernel
-  // forms r_e (1 / r) instead of r_e / r: a relative difference of a few units in the last place
-  // per term, 1e-13 on these sums of at most 45 terms of size <= 20.
+  // forms r_e (1 / r) instead of r_e / r and adds in eight lanes (sum_lanes): a relative
+  // difference of a few units in the last place per term, 1e-13 on these sums of at most 45
+  // terms of size <= 20.
   double n = 0, div = 0, cxx = 0;
   int grad = 0, lap = 0;
   for (int k = 0; k < len; ++k) {
