@@ -330,15 +330,21 @@ void MpsSolver::number_density() {
 
   // Wall rows: fluid neighbours by transposing the fluid lists (in increasing fluid index), in
   // parallel over fixed chunks of fluid rows: each chunk counts its pairs per wall, and the
-  // chunks' slots in a wall's list follow in chunk order.
+  // chunks' slots in a wall's list follow in chunk order. A list holds the fluid neighbours and
+  // then the boundary ones (rebuild_neighbors searches the fluid grid first; boundary indices
+  // follow the fluid's), so a particle's wall pairs are the end of its Laplacian pairs: found
+  // from the end, without reading the rest (a scan of every pair was 4 % of the step).
   const std::size_t grain = kGrain * 4, chunks = (nf_ + grain - 1) / grain;
   std::vector<int> slot(chunks * nb_, 0);  // chunk c, wall k: count, then first slot
+  const int nf = static_cast<int>(nf_);
   auto for_each_wall_pair = [&](std::size_t c, auto&& f) {
-    for (std::size_t i = c * grain; i < std::min(nf_, (c + 1) * grain); ++i)
-      for (int e = lap_.begin(i), e1 = e + lap_count_[i]; e < e1; ++e) {
-        const int j = lap_.index[static_cast<std::size_t>(e)];
-        if (j >= static_cast<int>(nf_)) f(i, static_cast<std::size_t>(j) - nf_, e);
-      }
+    for (std::size_t i = c * grain; i < std::min(nf_, (c + 1) * grain); ++i) {
+      const int e0 = lap_.begin(i), e1 = e0 + lap_count_[i];
+      int e = e1;
+      while (e > e0 && lap_.index[static_cast<std::size_t>(e - 1)] >= nf) --e;
+      for (; e < e1; ++e)
+        f(i, static_cast<std::size_t>(lap_.index[static_cast<std::size_t>(e)] - nf), e);
+    }
   };
   parallel_for(chunks, 1, [&](std::size_t c0, std::size_t c1) {
     for (std::size_t c = c0; c < c1; ++c)

@@ -248,28 +248,33 @@ void PpeSolver::build_coarse() {
         std::size_t n_ap = 0;
         for (int i = I * agg; i < std::min(m, (I + 1) * agg); ++i) {
           // Row i of A P: a row's columns are sorted and aggregates are ranges of columns, so
-          // each aggregate is one run of the row. Branch-free (runs are 1-5 entries long): the
-          // run so far is written to its slot at every entry, and the slot advances when a new
-          // run starts.
+          // each aggregate is one run of the row. Branch-free (runs are 1-5 entries long, in no
+          // pattern): the run so far is written to its slot at every entry, the slot advances
+          // when a new run starts, and the sum restarts by a mask (a branch or a select made
+          // this loop most of the coarse matrix's time).
           const std::size_t len = static_cast<std::size_t>(outer[i + 1] - outer[i]);
           if (col.size() < n_ap + len) {
             col.resize(std::max(2 * col.size(), n_ap + len));
             sums.resize(col.size());
           }
+          int* const c_out = col.data();
+          double* const s_out = sums.data();
           const std::size_t ap_begin = n_ap;
-          int run = inner[outer[i]] / agg;
-          double sum = 0;
-          for (int e = outer[i]; e < outer[i + 1]; ++e) {
-            const int J = inner[e] / agg;
-            const bool next = J != run;
-            col[n_ap] = run;
-            sums[n_ap] = sum;
-            n_ap += next;
-            sum = next ? val[e] : sum + val[e];
+          const int e1 = outer[i + 1];
+          unsigned run = static_cast<unsigned>(inner[outer[i]]) / kAggregate;
+          __m128d sum = _mm_setzero_pd();
+          for (int e = outer[i]; e < e1; ++e) {
+            const unsigned J = static_cast<unsigned>(inner[e]) / kAggregate;
+            const long long next = J != run;
+            c_out[n_ap] = static_cast<int>(run);
+            s_out[n_ap] = _mm_cvtsd_f64(sum);
+            n_ap += static_cast<std::size_t>(next);
+            const __m128d keep = _mm_castsi128_pd(_mm_cvtsi64_si128(next - 1));
+            sum = _mm_add_sd(_mm_and_pd(sum, keep), _mm_load_sd(val + e));
             run = J;
           }
-          col[n_ap] = run;
-          sums[n_ap] = sum;
+          c_out[n_ap] = static_cast<int>(run);
+          s_out[n_ap] = _mm_cvtsd_f64(sum);
           ++n_ap;
           ptr.push_back(static_cast<int>(n_ap));
           for (std::size_t e = ap_begin; e < n_ap; ++e) {
