@@ -170,8 +170,8 @@ TEST_CASE("mps-gen: --dry-run lists the simulations and writes nothing") {
 }
 
 TEST_CASE("mps-gen: the same bytes with the baseline vector code as with the CPU's widest") {
-  // The PPE's product with A runs four partial sums as AVX2 lanes where the CPU has them; the
-  // baseline sums them one by one in the same order (core/simd.hpp). DATADYN_SIMD caps the level.
+  // The pair loops and parts of the PPE run as AVX2 or AVX-512 lanes where the CPU has them; the
+  // baseline adds the same terms in the same order (core/simd.hpp). DATADYN_SIMD caps the level.
   TempDir dir;
   const std::string env = "cd " + dir.path().string() + " && SOURCE_DATE_EPOCH=1700000000 ";
   const std::string cfg = kSmall + "--set sweep.heights=[0.3,0.45] --set output.pressure=true ";
