@@ -124,6 +124,66 @@ void ap_slice_default(const double* v, const int* col, int e0, int e1, const dou
   _mm512_storeu_pd(ap + 8, hi);
 }
 
+/// The strong couplings of a row among its entries [e0, e1) (columns inner, values val): those
+/// with lo <= c < hi and v² >= strong2 A_cc, in order, their columns to col and values to dval;
+/// returns how many. Branch-free: every entry is written to the next slot, and the cursor
+/// advances only for a strong one (which of a row's ~28 couplings are strong follows the
+/// particles' arrangement, no pattern a branch predictor learns). col and dval need room for
+/// e1 - e0.
+int strong_couplings_default(const int* inner, const double* val, int e0, int e1,
+                             const double* diag, double strong2, int lo, int hi, int* col,
+                             double* dval) {
+  int n = 0;
+  for (int e = e0; e < e1; ++e) {
+    const int c = inner[e];
+    const double v = val[e];
+    col[n] = c;
+    dval[n] = v;
+    n += (c >= lo) & (c < hi) & (v * v >= strong2 * diag[c]);
+  }
+  return n;
+}
+
+/// Eight entries at a time, A_cc gathered, the strong ones kept by compressing stores: the same
+/// comparisons in the same arithmetic, so the same couplings.
+[[gnu::target("avx512f")]] int strong_couplings_avx512(const int* inner, const double* val,
+                                                       int e0, int e1, const double* diag,
+                                                       double strong2, int lo, int hi, int* col,
+                                                       double* dval) {
+  const __m512d vs = _mm512_set1_pd(strong2), zero = _mm512_setzero_pd();
+  const __m256i vlo = _mm256_set1_epi32(lo - 1), vhi = _mm256_set1_epi32(hi);
+  const __m512i zero16 = _mm512_setzero_si512();
+  int n = 0;
+  for (int e = e0; e < e1; e += 8) {
+    const int left = e1 - e;
+    const __mmask8 m = static_cast<__mmask8>(left >= 8 ? 0xff : (1u << left) - 1);
+    const __m256i lanes =
+        _mm256_cmpgt_epi32(_mm256_set1_epi32(left), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    const __m256i c = _mm256_maskload_epi32(inner + e, lanes);
+    const __m256i in_range =
+        _mm256_and_si256(_mm256_cmpgt_epi32(c, vlo), _mm256_cmpgt_epi32(vhi, c));
+    const __mmask8 range =
+        static_cast<__mmask8>(_mm256_movemask_ps(_mm256_castsi256_ps(in_range))) & m;
+    const __m512d v = _mm512_maskz_loadu_pd(m, val + e);
+    const __m512d d = _mm512_mask_i32gather_pd(zero, range, c, diag, 8);
+    const __mmask8 strong =
+        _mm512_mask_cmp_pd_mask(range, _mm512_mul_pd(v, v), _mm512_mul_pd(vs, d), _CMP_GE_OQ);
+    // The masked insert: GCC 12 warns that the plain cast's undefined upper half is uninitialised.
+    _mm512_mask_compressstoreu_epi32(col + n, strong,
+                                     _mm512_mask_inserti64x4(zero16, 0xff, zero16, c, 0));
+    _mm512_mask_compressstoreu_pd(dval + n, strong, v);
+    n += __builtin_popcount(strong);
+  }
+  return n;
+}
+
+int strong_couplings(const int* inner, const double* val, int e0, int e1, const double* diag,
+                     double strong2, int lo, int hi, int* col, double* dval) {
+  static const auto find =
+      simd_level() >= SimdLevel::Avx512 ? strong_couplings_avx512 : strong_couplings_default;
+  return find(inner, val, e0, e1, diag, strong2, lo, hi, col, dval);
+}
+
 void ap_slice_dispatch(const double* v, const int* col, int e0, int e1, const double* xc,
                        double* ap) {
   static const auto slice =
@@ -179,10 +239,10 @@ void PpeSolver::compute(const Matrix& A) {
     blk.last = std::min(m, static_cast<int>(k + 1) * rows);
     blk.lo_ptr.assign(1, 0);
     blk.up_ptr.assign(1, 0);
-    // Branch-free: each coupling is written to the next slot and the cursor advances only for a
-    // strong one. Which of a row's ~28 couplings are strong follows the particles' arrangement,
-    // no pattern a branch predictor learns. Slots are reserved for a whole row at a time.
+    // The strong couplings are found in double precision (dval: their values as in A) and kept
+    // in single precision. Slots are reserved for a whole row at a time.
     int nlo = 0, nup = 0;
+    std::vector<double> dval;
     auto reserve = [](auto& v, int used, int more) {
       if (v.size() < static_cast<std::size_t>(used + more))
         v.resize(std::max(2 * v.size(), static_cast<std::size_t>(used + more)));
@@ -194,33 +254,30 @@ void PpeSolver::compute(const Matrix& A) {
       reserve(blk.lo_val, nlo, d - outer[i]);
       reserve(blk.up_col, nup, outer[i + 1] - d);
       reserve(blk.up_val, nup, outer[i + 1] - d);
+      reserve(dval, 0, outer[i + 1] - outer[i]);
+      // Lower part: columns c < i, so c < last.
       const int lo0 = nlo;
-      for (int e = outer[i]; e < d; ++e) {
-        const int c = inner[e];
-        const double v = val[e];
-        blk.lo_col[static_cast<std::size_t>(nlo)] = c;
-        blk.lo_val[static_cast<std::size_t>(nlo)] = static_cast<float>(v);
-        nlo += c >= blk.first && v * v >= strong2 * diag_[c];
-      }
-      double up_sum = 0;
-      for (int e = d + 1; e < outer[i + 1]; ++e) {
-        const int c = inner[e];
-        const double v = val[e];
-        const bool strong = c < blk.last && v * v >= strong2 * diag_[c];
-        blk.up_col[static_cast<std::size_t>(nup)] = c;
-        blk.up_val[static_cast<std::size_t>(nup)] = static_cast<float>(v);
-        nup += strong;
-        up_sum += strong ? v : 0.0;
-      }
-      // The lower couplings in single precision from here on would change the factor: their
-      // double values are read back from A (the row is sorted, so by a merge).
+      const int nl = strong_couplings(inner, val, outer[i], d, diag_.data(), strong2, blk.first, m,
+                                      blk.lo_col.data() + nlo, dval.data());
+      // The lower couplings in single precision would change the factor: their double values.
       double s = 0;
-      for (int t = lo0, e = outer[i]; t < nlo; ++t) {
-        const int c = blk.lo_col[static_cast<std::size_t>(t)];
-        while (inner[e] != c) ++e;
-        const double v = val[e];
+      for (int t = 0; t < nl; ++t) {
+        const int c = blk.lo_col[static_cast<std::size_t>(lo0 + t)];
+        const double v = dval[static_cast<std::size_t>(t)];
+        blk.lo_val[static_cast<std::size_t>(lo0 + t)] = static_cast<float>(v);
         s += v * inv_diag_[c] * (v + kMicTau * (upper_sum_[c] - v));
       }
+      nlo += nl;
+      // Upper part: columns c > i, so c >= first.
+      const int nu = strong_couplings(inner, val, d + 1, outer[i + 1], diag_.data(), strong2, 0,
+                                      blk.last, blk.up_col.data() + nup, dval.data());
+      double up_sum = 0;
+      for (int t = 0; t < nu; ++t) {
+        const double v = dval[static_cast<std::size_t>(t)];
+        blk.up_val[static_cast<std::size_t>(nup + t)] = static_cast<float>(v);
+        up_sum += v;
+      }
+      nup += nu;
       upper_sum_[i] = up_sum;
       blk.lo_ptr.push_back(nlo);
       blk.up_ptr.push_back(nup);
