@@ -559,7 +559,16 @@ PpeSolver::Result PpeSolver::solve(const Eigen::VectorXd& b, Eigen::VectorXd& x,
     res.converged = std::sqrt(rr) <= target;
     return res.converged;
   };
-  (void)smooth(r_, z_);  // for the restriction of r
+  // rc = P^T r (smooth() forms it on the way in the iterations).
+  parallel_for(static_cast<std::size_t>(rc_.size()), row_grain_ / kAggregate,
+               [&](std::size_t c0, std::size_t c1) {
+                 for (std::size_t c = c0; c < c1; ++c) {
+                   double sum = 0;
+                   for (std::size_t i = c * kAggregate; i < std::min(m, (c + 1) * kAggregate); ++i)
+                     sum += r_[static_cast<Eigen::Index>(i)];
+                   rc_[static_cast<Eigen::Index>(c)] = sum;
+                 }
+               });
   xc_ = coarse_.solve(rc_);
   parallel_for(m, row_grain_, [&](std::size_t b0, std::size_t b1) {
     double ap[kAggregate];
