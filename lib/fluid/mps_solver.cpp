@@ -220,7 +220,7 @@ void MpsSolver::explicit_step(double dt) {
   vel_.swap(vel_tmp_);
 }
 
-void MpsSolver::collide(double dt) {
+double MpsSolver::collide(double dt) {
   // Koshizuka's collision model: an approaching pair closer than collision_distance loses the
   // normal velocity (1 + e) m_j / (m_i + m_j) times (equal masses; walls do not move). Velocities
   // of the others are read from u*, so the result does not depend on the loop order.
@@ -259,16 +259,24 @@ void MpsSolver::collide(double dt) {
       }
     }
   });
-  parallel_for(nf_, kGrain * 4, [&](std::size_t b0, std::size_t b1) {
-    for (std::size_t i = b0; i < b1; ++i) {
-      if (!hit[i]) continue;
-      const Eigen::Index ii = static_cast<Eigen::Index>(i);
-      pos_(ii, 0) += (vel_tmp_(ii, 0) - vel_(ii, 0)) * dt;
-      pos_(ii, 1) += (vel_tmp_(ii, 1) - vel_(ii, 1)) * dt;
-      vel_(ii, 0) = vel_tmp_(ii, 0);
-      vel_(ii, 1) = vel_tmp_(ii, 1);
-    }
-  });
+  // Applied, with the largest squared displacement from r^n (in pos_tmp_) on the way.
+  return parallel_reduce(
+      nf_, kGrain * 4, 0.0,
+      [&](std::size_t b0, std::size_t b1) {
+        double moved2 = 0;
+        for (std::size_t i = b0; i < b1; ++i) {
+          const Eigen::Index ii = static_cast<Eigen::Index>(i);
+          if (hit[i]) {
+            pos_(ii, 0) += (vel_tmp_(ii, 0) - vel_(ii, 0)) * dt;
+            pos_(ii, 1) += (vel_tmp_(ii, 1) - vel_(ii, 1)) * dt;
+            vel_(ii, 0) = vel_tmp_(ii, 0);
+            vel_(ii, 1) = vel_tmp_(ii, 1);
+          }
+          moved2 = std::max(moved2, (pos_.row(ii) - pos_tmp_.row(ii)).squaredNorm());
+        }
+        return moved2;
+      },
+      [](double x, double y) { return std::max(x, y); });
 }
 
 void MpsSolver::number_density() {
@@ -553,44 +561,20 @@ void MpsSolver::correct(double dt) {
   });
 }
 
-int MpsSolver::keep_inside() {
-  // Fluid particles that slipped into a wall (between two wall particles, where neither the wall
-  // pressure nor the collision model holds them) are put back just inside the water
-  // and lose their velocity into the wall (restitution as in the collision model). Particles
-  // deeper than leak_depth are left for check() to report.
-  const double leak = params_.leak_depth * l0_;
-  const double e = params_.restitution;
-  return parallel_reduce(
-      nf_, kGrain, 0,
-      [&](std::size_t b0, std::size_t b1) {
-        int count = 0;
-        for (std::size_t i = b0; i < b1; ++i) {
-          const Eigen::Index ii = static_cast<Eigen::Index>(i);
-          const Eigen::Vector2d p = pos_.row(ii).transpose();
-          if (!p.allFinite() || tank_.contains(p)) continue;
-          Eigen::Vector2d q;
-          if (!tank_.nearest_wet_point(p, leak, q)) continue;
-          const double d = (q - p).norm();
-          if (!(d > 0)) continue;
-          const Eigen::Vector2d n = (q - p) / d;  // into the water
-          pos_.row(ii) = (q + kPushBack * l0_ * n).transpose();
-          const double vn = vel_.row(ii).dot(n.transpose());
-          if (vn < 0) vel_.row(ii) -= (1.0 + e) * vn * n.transpose();
-          ++count;
-        }
-        return count;
-      },
-      [](int a, int b) { return a + b; });
-}
-
-StepResult MpsSolver::check(double dt) const {
-  // One deterministic reduction: the first (lowest given index) non-finite particle, the first
-  // leaked particle, and the fastest particle (ties: lowest index).
+StepResult MpsSolver::finish_step(double dt) {
+  // One pass, one deterministic reduction. Fluid particles that slipped into a wall (between two
+  // wall particles, where neither the wall pressure nor the collision model holds them) are put
+  // back just inside the water and lose their velocity into the wall (restitution as in the
+  // collision model); particles deeper than leak_depth are left to be reported. Then the checks:
+  // the first (lowest given index) non-finite particle, the first leaked particle, and the
+  // fastest particle (ties: lowest index). Each particle's own state only is read and written, so
+  // the pass gives the same result as the two in sequence.
   struct Acc {
-    int nonfinite = -1, leaked = -1, fastest = -1;
+    int nonfinite = -1, leaked = -1, fastest = -1, pushed = 0;
     double vmax2 = -1;
   };
   const double leak = params_.leak_depth * l0_;
+  const double e = params_.restitution;
   auto better_id = [&](int a, int b) {  // by given index
     if (a < 0) return b;
     if (b < 0) return a;
@@ -603,9 +587,27 @@ StepResult MpsSolver::check(double dt) const {
         for (std::size_t i = b0; i < b1; ++i) {
           const Eigen::Index ii = static_cast<Eigen::Index>(i);
           const int k = static_cast<int>(i);
-          const Eigen::Vector2d p = pos_.row(ii).transpose();
+          Eigen::Vector2d p = pos_.row(ii).transpose();
+          if (!p.allFinite()) {
+            a.nonfinite = better_id(a.nonfinite, k);
+            continue;
+          }
+          bool inside = tank_.contains(p);
+          Eigen::Vector2d q;
+          if (!inside && tank_.nearest_wet_point(p, leak, q)) {
+            const double d = (q - p).norm();
+            if (d > 0) {
+              const Eigen::Vector2d n = (q - p) / d;  // into the water
+              p = q + kPushBack * l0_ * n;
+              pos_.row(ii) = p.transpose();
+              const double vn = vel_.row(ii).dot(n.transpose());
+              if (vn < 0) vel_.row(ii) -= (1.0 + e) * vn * n.transpose();
+              ++a.pushed;
+              inside = tank_.contains(p);
+            }
+          }
           const double v2 = vel_.row(ii).squaredNorm();
-          if (!p.allFinite() || !std::isfinite(v2) || !std::isfinite(pressure_[ii])) {
+          if (!std::isfinite(v2) || !std::isfinite(pressure_[ii])) {
             a.nonfinite = better_id(a.nonfinite, k);
             continue;
           }
@@ -613,7 +615,7 @@ StepResult MpsSolver::check(double dt) const {
             a.vmax2 = v2;
             a.fastest = k;
           }
-          if (!tank_.contains(p) && tank_.depth(p, tank_.depth_search()) > leak)
+          if (!inside && tank_.depth(p, tank_.depth_search()) > leak)
             a.leaked = better_id(a.leaked, k);
         }
         return a;
@@ -626,10 +628,15 @@ StepResult MpsSolver::check(double dt) const {
           x.vmax2 = y.vmax2;
           x.fastest = y.fastest;
         }
+        x.pushed += y.pushed;
         return x;
       });
+  // The next stable_time_step() needs the largest speed of these velocities (non-finite ones
+  // end the simulation).
+  vmax2_ = std::max(acc.vmax2, 0.0);
   StepResult r;
   r.dt = dt;
+  r.wall_corrections = acc.pushed;
   r.courant = acc.vmax2 > 0 ? std::sqrt(acc.vmax2) * dt / l0_ : 0.0;
   int bad = -1;
   if (acc.nonfinite >= 0) {
@@ -654,15 +661,19 @@ StepResult MpsSolver::check(double dt) const {
 
 double MpsSolver::stable_time_step() const {
   if (params_.time_step == TimeStepMode::Fixed) return params_.dt;
-  const double vmax2 = parallel_reduce(
-      nf_, kGrain * 4, 0.0,
-      [&](std::size_t b0, std::size_t b1) {
-        double m = 0;
-        for (std::size_t i = b0; i < b1; ++i)
-          m = std::max(m, vel_.row(static_cast<Eigen::Index>(i)).squaredNorm());
-        return m;
-      },
-      [](double x, double y) { return std::max(x, y); });
+  // After a step its final pass has the largest speed; before the first, one pass finds it.
+  const double vmax2 = vmax2_ >= 0 ? vmax2_
+                                   : parallel_reduce(
+                                         nf_, kGrain * 4, 0.0,
+                                         [&](std::size_t b0, std::size_t b1) {
+                                           double m = 0;
+                                           for (std::size_t i = b0; i < b1; ++i)
+                                             m = std::max(
+                                                 m, vel_.row(static_cast<Eigen::Index>(i))
+                                                        .squaredNorm());
+                                           return m;
+                                         },
+                                         [](double x, double y) { return std::max(x, y); });
   const double vmax = std::sqrt(vmax2);
   return vmax > 0 ? std::min(params_.dt, params_.courant * l0_ / vmax) : params_.dt;
 }
@@ -675,20 +686,9 @@ StepResult MpsSolver::step(double dt) {
   timing_.neighbors += std::chrono::duration<double>(t1 - t0).count();
 
   explicit_step(dt);
-  collide(dt);
-  // pos_tmp_ holds r^n: rebuild if anyone moved more than half the skin.
+  // Rebuild if anyone moved more than half the skin.
   const double half_skin2 = 0.0625 * l0_ * l0_;
-  const double moved2 = parallel_reduce(
-      nf_, kGrain * 4, 0.0,
-      [&](std::size_t b0, std::size_t b1) {
-        double m = 0;
-        for (std::size_t i = b0; i < b1; ++i) {
-          const Eigen::Index ii = static_cast<Eigen::Index>(i);
-          m = std::max(m, (pos_.row(ii) - pos_tmp_.row(ii)).squaredNorm());
-        }
-        return m;
-      },
-      [](double x, double y) { return std::max(x, y); });
+  const double moved2 = collide(dt);
   bool rebuilt = false;
   auto t2 = Clock::now();
   timing_.other += std::chrono::duration<double>(t2 - t1).count();
@@ -709,14 +709,12 @@ StepResult MpsSolver::step(double dt) {
   timing_.ppe_iterations += pr.iterations;
 
   correct(dt);
-  const int pushed = keep_inside();
   time_ += dt;
-  StepResult r = check(dt);
+  StepResult r = finish_step(dt);
   r.iterations = pr.iterations;
   r.residual = pr.residual;
   r.unknowns = pr.unknowns;
   r.neighbor_rebuild = rebuilt;
-  r.wall_corrections = pushed;
   if (pr.status == StepStatus::NonFinite ||
       (r.status == StepStatus::Ok && pr.status != StepStatus::Ok)) {
     r.status = pr.status;

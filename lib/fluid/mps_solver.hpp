@@ -118,7 +118,7 @@ struct StepResult {
   int unknowns = 0;               ///< rows of the PPE
   bool neighbor_rebuild = false;  ///< the neighbour lists were rebuilt mid-step
   bool over_rim = false;          ///< LeftTank: the particle went over the rim (beside an open top)
-  int wall_corrections = 0;       ///< particles put back from inside a wall (see keep_inside)
+  int wall_corrections = 0;       ///< particles put back from inside a wall (see finish_step)
 };
 
 /// One line describing a failed step, e.g. "PPE not converged: residual 3.1e-04 after 1000
@@ -204,7 +204,9 @@ class PpeSolver {
   std::vector<Block> blocks_;
 
   mutable Eigen::VectorXd r_, z_, p_, q_, s_;
-  double smooth(const Eigen::VectorXd& r, Eigen::VectorXd& z) const;
+  // z = M^-1 r on block k (and P^T r on its aggregates); returns r . z over the block.
+  double smooth_block(std::size_t k, const Eigen::VectorXd& r, Eigen::VectorXd& z) const;
+  double smooth(const Eigen::VectorXd& r, Eigen::VectorXd& z) const;  // all blocks; r . z
   void build_coarse();  // A P and A_c = P^T A P; compute() factors A_c
   Eigen::SparseMatrix<double> coarse_matrix_;
   Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> coarse_;
@@ -220,7 +222,7 @@ class PpeSolver {
   };
   std::vector<RowChunk> ap_;
   std::size_t row_grain_ = 0;  // rows per chunk of the row loops (whole aggregates)
-  mutable std::vector<double> block_rz_;
+  mutable std::vector<double> block_rz_, block_rr_;
 };
 
 /// The solver. Particles are stored reordered by grid cell for memory locality (rebuilt every
@@ -271,12 +273,12 @@ class MpsSolver {
  private:
   void rebuild_neighbors();
   void explicit_step(double dt);
-  void collide(double dt);
+  double collide(double dt);  // returns the largest squared displacement in the step so far
   void number_density();
   StepResult solve_pressure(double dt);
   void correct(double dt);
-  int keep_inside();
-  StepResult check(double dt) const;
+  // Puts back particles that slipped into a wall and checks the step (NaN, left the tank, Courant).
+  StepResult finish_step(double dt);
 
   const Tank& tank_;
   MpsParams params_;
@@ -284,6 +286,7 @@ class MpsSolver {
   double l0_, r_list_, re_d_, re_l_;
   std::size_t nf_ = 0, nb_ = 0, n_ = 0;
   double time_ = 0;
+  double vmax2_ = -1;  // largest squared fluid speed after the last step (-1: none yet)
 
   // All particles, fluid rows [0, nf) in cell order, then boundary rows in cell order.
   Points2 pos_, vel_;

@@ -422,40 +422,43 @@ void PpeSolver::build_coarse() {
   rc_.resize(mc);
   rc_defect_.resize(mc);
   block_rz_.assign(blocks_.size(), 0.0);
+  block_rr_.assign(blocks_.size(), 0.0);
+}
+
+double PpeSolver::smooth_block(std::size_t k, const Eigen::VectorXd& r, Eigen::VectorXd& z) const {
+  const Block& blk = blocks_[k];
+  const int* lp = blk.lo_ptr.data();
+  const int* lc = blk.lo_col.data();
+  const float* lv = blk.lo_val.data();
+  // (D + L) y = r
+  for (int i = blk.first, row = 0; i < blk.last; ++i, ++row) {
+    double s = r[i];
+    for (int e = lp[row]; e < lp[row + 1]; ++e) s -= lv[e] * z[lc[e]];
+    z[i] = s * inv_diag_[i];
+  }
+  // (I + D^-1 L^T) z = y, with r . z and the restriction of r on the way
+  const int* up = blk.up_ptr.data();
+  const int* uc = blk.up_col.data();
+  const float* uv = blk.up_val.data();
+  double rz = 0;
+  for (int i = blk.last - 1, row = blk.last - 1 - blk.first; i >= blk.first; --i, --row) {
+    double s = 0;
+    for (int e = up[row]; e < up[row + 1]; ++e) s += uv[e] * z[uc[e]];
+    z[i] -= s * inv_diag_[i];
+    rz += r[i] * z[i];
+  }
+  const int agg = static_cast<int>(kAggregate);
+  for (int c = blk.first / agg; c * agg < blk.last; ++c) {
+    double sum = 0;
+    for (int i = c * agg; i < std::min(blk.last, (c + 1) * agg); ++i) sum += r[i];
+    rc_[c] = sum;
+  }
+  return rz;
 }
 
 double PpeSolver::smooth(const Eigen::VectorXd& r, Eigen::VectorXd& z) const {
   parallel_for(blocks_.size(), 1, [&](std::size_t k0, std::size_t k1) {
-    for (std::size_t k = k0; k < k1; ++k) {
-      const Block& blk = blocks_[k];
-      const int* lp = blk.lo_ptr.data();
-      const int* lc = blk.lo_col.data();
-      const float* lv = blk.lo_val.data();
-      // (D + L) y = r
-      for (int i = blk.first, row = 0; i < blk.last; ++i, ++row) {
-        double s = r[i];
-        for (int e = lp[row]; e < lp[row + 1]; ++e) s -= lv[e] * z[lc[e]];
-        z[i] = s * inv_diag_[i];
-      }
-      // (I + D^-1 L^T) z = y, with r . z and the restriction of r on the way
-      const int* up = blk.up_ptr.data();
-      const int* uc = blk.up_col.data();
-      const float* uv = blk.up_val.data();
-      double rz = 0;
-      for (int i = blk.last - 1, row = blk.last - 1 - blk.first; i >= blk.first; --i, --row) {
-        double s = 0;
-        for (int e = up[row]; e < up[row + 1]; ++e) s += uv[e] * z[uc[e]];
-        z[i] -= s * inv_diag_[i];
-        rz += r[i] * z[i];
-      }
-      block_rz_[k] = rz;
-      const int agg = static_cast<int>(kAggregate);
-      for (int c = blk.first / agg; c * agg < blk.last; ++c) {
-        double sum = 0;
-        for (int i = c * agg; i < std::min(blk.last, (c + 1) * agg); ++i) sum += r[i];
-        rc_[c] = sum;
-      }
-    }
+    for (std::size_t k = k0; k < k1; ++k) block_rz_[k] = smooth_block(k, r, z);
   });
   double rz = 0;
   for (double v : block_rz_) rz += v;
@@ -583,8 +586,8 @@ PpeSolver::Result PpeSolver::solve(const Eigen::VectorXd& b, Eigen::VectorXd& x,
   double rz = 1;
   p_.setZero();
   q_.setZero();
+  double ry = smooth(r_, z_);
   for (int it = 1; it <= max_iterations; ++it) {
-    const double ry = smooth(r_, z_);
     // s = A y into s_, and P^T (r - s) into rc_defect_ (row chunks are whole aggregates).
     parallel_for(m, row_grain_, [&](std::size_t b0, std::size_t b1) {
       product_rows_dispatch(outer, inner, val, b0, b1, z_.data(), s_.data());
@@ -620,9 +623,30 @@ PpeSolver::Result PpeSolver::solve(const Eigen::VectorXd& b, Eigen::VectorXd& x,
     if (!(pq > 0)) break;  // lost positive definiteness (or NaN): report not converged
     const double alpha = rz / pq;
     res.iterations = it;
-    if (update_converged([&](std::size_t i) { return alpha * p_[static_cast<Eigen::Index>(i)]; },
-                         [&](std::size_t i) { return alpha * q_[static_cast<Eigen::Index>(i)]; }))
-      return res;
+    // x += alpha p, r -= alpha q and |r|², then the next y = M^-1 r, block by block in one pass:
+    // a block's smoothing reads r on its own rows only. (At convergence that smoothing is not
+    // needed; one region fewer per iteration is worth more.)
+    parallel_for(blocks_.size(), 1, [&](std::size_t k0, std::size_t k1) {
+      for (std::size_t k = k0; k < k1; ++k) {
+        double sum = 0;
+        for (int i = blocks_[k].first; i < blocks_[k].last; ++i) {
+          x[i] += alpha * p_[i];
+          r_[i] -= alpha * q_[i];
+          sum += r_[i] * r_[i];
+        }
+        block_rr_[k] = sum;
+        block_rz_[k] = smooth_block(k, r_, z_);
+      }
+    });
+    rr = 0;
+    ry = 0;
+    for (std::size_t k = 0; k < blocks_.size(); ++k) {
+      rr += block_rr_[k];
+      ry += block_rz_[k];
+    }
+    res.residual = std::sqrt(rr) / bnorm;
+    res.converged = std::sqrt(rr) <= target;
+    if (res.converged) return res;
   }
   return res;
 }
