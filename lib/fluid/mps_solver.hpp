@@ -162,8 +162,11 @@ struct StepTiming {
 /// iteration) and the per-step setup (factor, A P and A_c) most of the rest. Tried and not kept:
 /// A in sliced ELLPACK, 16 rows side by side (a gather of four rows' entries touches four cache
 /// lines, of one row's mostly one: slower), eight partial sums per row with a masked remainder
-/// (slower), aggregates of 12 rows (18.2 iterations, no faster), x and r updated in the pass of
-/// the preconditioner (one pass and region fewer per iteration: no measurable change).
+/// (slower), aggregates of 12 rows (18.2 iterations, no faster), the coarse factor's ordering
+/// kept from step to step (refreshed when the fill grew by a quarter: the aggregates shift every
+/// step, so the fill grew, and the factor and solves cost more than the ordering saved).
+/// x and r are updated in the pass of the preconditioner (one parallel region fewer per
+/// iteration; no change in the wall time measurable on the shared development machine).
 class PpeSolver {
  public:
   using Matrix = Eigen::SparseMatrix<double, Eigen::RowMajor, int>;
