@@ -240,7 +240,8 @@ double MpsSolver::collide(double dt) {
       const int nclose = close_candidates(simd_level(), pos_.data(), list_.index.data() + e0, len,
                                           xi, yi, dc2, close.data());
       for (int c = 0; c < nclose; ++c) {
-        const int j = list_.index[static_cast<std::size_t>(e0 + close[static_cast<std::size_t>(c)])];
+        const int j =
+            list_.index[static_cast<std::size_t>(e0 + close[static_cast<std::size_t>(c)])];
         const double dx = pos_(j, 0) - xi, dy = pos_(j, 1) - yi;
         const double r = std::sqrt(dx * dx + dy * dy);
         if (!(r > 0)) continue;
@@ -662,18 +663,17 @@ StepResult MpsSolver::finish_step(double dt) {
 double MpsSolver::stable_time_step() const {
   if (params_.time_step == TimeStepMode::Fixed) return params_.dt;
   // After a step its final pass has the largest speed; before the first, one pass finds it.
-  const double vmax2 = vmax2_ >= 0 ? vmax2_
-                                   : parallel_reduce(
-                                         nf_, kGrain * 4, 0.0,
-                                         [&](std::size_t b0, std::size_t b1) {
-                                           double m = 0;
-                                           for (std::size_t i = b0; i < b1; ++i)
-                                             m = std::max(
-                                                 m, vel_.row(static_cast<Eigen::Index>(i))
-                                                        .squaredNorm());
-                                           return m;
-                                         },
-                                         [](double x, double y) { return std::max(x, y); });
+  const double vmax2 =
+      vmax2_ >= 0 ? vmax2_
+                  : parallel_reduce(
+                        nf_, kGrain * 4, 0.0,
+                        [&](std::size_t b0, std::size_t b1) {
+                          double m = 0;
+                          for (std::size_t i = b0; i < b1; ++i)
+                            m = std::max(m, vel_.row(static_cast<Eigen::Index>(i)).squaredNorm());
+                          return m;
+                        },
+                        [](double x, double y) { return std::max(x, y); });
   const double vmax = std::sqrt(vmax2);
   return vmax > 0 ? std::min(params_.dt, params_.courant * l0_ / vmax) : params_.dt;
 }

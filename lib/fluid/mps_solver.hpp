@@ -157,8 +157,8 @@ struct StepTiming {
 /// Matrix-vector and dot products run in parallel over fixed chunks; blocks, aggregates and chunks
 /// depend on the row count only: the result is bitwise the same for any thread count. The serial
 /// factorisation of A_c runs beside the incomplete factor's blocks.
-/// At l0 = 5 mm on two threads the PPE takes about 60 % of the step: the product with A a quarter
-/// of it, the triangular solves, the update of p and q, the coarse solve (serial, 15 µs per
+/// At l0 = 5 mm on two threads the PPE takes about two thirds of the step: the product with A a
+/// quarter of it, the triangular solves, the update of p and q, the coarse solve (serial, 15 µs per
 /// iteration) and the per-step setup (factor, A P and A_c) most of the rest. Tried and not kept:
 /// A in sliced ELLPACK, 16 rows side by side (a gather of four rows' entries touches four cache
 /// lines, of one row's mostly one: slower), eight partial sums per row with a masked remainder

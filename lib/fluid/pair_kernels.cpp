@@ -139,8 +139,8 @@ int close_candidates_default(const double* pos, const int* index, int len, doubl
   return count;
 }
 
-[[gnu::target("avx512f")]] int close_candidates_avx512(const double* pos, const int* index,
-                                                       int len, double xi, double yi, double dc2,
+[[gnu::target("avx512f")]] int close_candidates_avx512(const double* pos, const int* index, int len,
+                                                       double xi, double yi, double dc2,
                                                        int* close) {
   const __m512d vx = _mm512_set1_pd(xi), vy = _mm512_set1_pd(yi), vdc2 = _mm512_set1_pd(dc2);
   const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 0, 0, 0, 0, 0, 0, 0, 0);
@@ -275,8 +275,7 @@ VelocityLaplacian viscosity_sums(SimdLevel level, const double* pos, const doubl
 
 int close_candidates(SimdLevel level, const double* pos, const int* index, int len, double xi,
                      double yi, double dc2, int* close) {
-  const auto find =
-      level >= SimdLevel::Avx512 ? close_candidates_avx512 : close_candidates_default;
+  const auto find = level >= SimdLevel::Avx512 ? close_candidates_avx512 : close_candidates_default;
   return find(pos, index, len, xi, yi, dc2, close);
 }
 
@@ -286,8 +285,8 @@ DensitySums density_pairs(SimdLevel level, const double* pos, const int* cand,
                           double vi, int* grad_index, double* grad_x, double* grad_y,
                           int* lap_index, double* lap_w) {
   const auto pairs = level >= SimdLevel::Avx512 ? density_pairs_avx512 : density_pairs_default;
-  return pairs(pos, cand, solid, len, xi, yi, re_d, re_l, rd2, rl2, vel, ui, vi, grad_index,
-               grad_x, grad_y, lap_index, lap_w);
+  return pairs(pos, cand, solid, len, xi, yi, re_d, re_l, rd2, rl2, vel, ui, vi, grad_index, grad_x,
+               grad_y, lap_index, lap_w);
 }
 
 int near_points(SimdLevel level, const double* pts, int j0, int j1, double qx, double qy, double r2,

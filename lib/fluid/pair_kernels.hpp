@@ -53,9 +53,9 @@ struct DensitySums {
   int grad = 0, lap = 0;             ///< pairs appended
 };
 DensitySums density_pairs(SimdLevel level, const double* pos, const int* cand,
-                          const std::int32_t* solid, int len, double xi, double yi,
-                          double re_d, double re_l, double rd2, double rl2, const double* vel,
-                          double ui, double vi, int* grad_index, double* grad_x, double* grad_y,
+                          const std::int32_t* solid, int len, double xi, double yi, double re_d,
+                          double re_l, double rd2, double rl2, const double* vel, double ui,
+                          double vi, int* grad_index, double* grad_x, double* grad_y,
                           int* lap_index, double* lap_w);
 
 }  // namespace datadyn::fluid

@@ -113,10 +113,10 @@ void ap_slice_default(const double* v, const int* col, int e0, int e1, const dou
     const __m512i c = _mm512_loadu_si512(col + e);
     // Masked gathers and extracts: GCC 12 warns about the plain ones' undefined sources.
     const __m512d z = _mm512_setzero_pd();
-    const __m512d xlo = _mm512_mask_i32gather_pd(
-        z, 0xff, _mm512_maskz_extracti64x4_epi64(0xf, c, 0), xc, 8);
-    const __m512d xhi = _mm512_mask_i32gather_pd(
-        z, 0xff, _mm512_maskz_extracti64x4_epi64(0xf, c, 1), xc, 8);
+    const __m512d xlo =
+        _mm512_mask_i32gather_pd(z, 0xff, _mm512_maskz_extracti64x4_epi64(0xf, c, 0), xc, 8);
+    const __m512d xhi =
+        _mm512_mask_i32gather_pd(z, 0xff, _mm512_maskz_extracti64x4_epi64(0xf, c, 1), xc, 8);
     lo = _mm512_add_pd(lo, _mm512_mul_pd(_mm512_loadu_pd(v + e), xlo));
     hi = _mm512_add_pd(hi, _mm512_mul_pd(_mm512_loadu_pd(v + e + 8), xhi));
   }
@@ -146,10 +146,9 @@ int strong_couplings_default(const int* inner, const double* val, int e0, int e1
 
 /// Eight entries at a time, A_cc gathered, the strong ones kept by compressing stores: the same
 /// comparisons in the same arithmetic, so the same couplings.
-[[gnu::target("avx512f")]] int strong_couplings_avx512(const int* inner, const double* val,
-                                                       int e0, int e1, const double* diag,
-                                                       double strong2, int lo, int hi, int* col,
-                                                       double* dval) {
+[[gnu::target("avx512f")]] int strong_couplings_avx512(const int* inner, const double* val, int e0,
+                                                       int e1, const double* diag, double strong2,
+                                                       int lo, int hi, int* col, double* dval) {
   const __m512d vs = _mm512_set1_pd(strong2), zero = _mm512_setzero_pd();
   const __m256i vlo = _mm256_set1_epi32(lo - 1), vhi = _mm256_set1_epi32(hi);
   const __m512i zero16 = _mm512_setzero_si512();
@@ -186,8 +185,7 @@ int strong_couplings(const int* inner, const double* val, int e0, int e1, const 
 
 void ap_slice_dispatch(const double* v, const int* col, int e0, int e1, const double* xc,
                        double* ap) {
-  static const auto slice =
-      simd_level() >= SimdLevel::Avx512 ? ap_slice_avx512 : ap_slice_default;
+  static const auto slice = simd_level() >= SimdLevel::Avx512 ? ap_slice_avx512 : ap_slice_default;
   slice(v, col, e0, e1, xc, ap);
 }
 }  // namespace

@@ -121,8 +121,8 @@ TEST_CASE("viscosity_sums: the Laplacian sums in the lanes' order, the same bits
     for (SimdLevel level : supported_levels()) {
       CAPTURE(simd_level_name(level));
       CAPTURE(len);
-      const VelocityLaplacian got = viscosity_sums(level, pos.data(), vel.data(), index.data(),
-                                                   len, xi, yi, ui, vi, re_l, rl2);
+      const VelocityLaplacian got = viscosity_sums(level, pos.data(), vel.data(), index.data(), len,
+                                                   xi, yi, ui, vi, re_l, rl2);
       // Bit for bit: every level adds the same products in the same order.
       REQUIRE(std::memcmp(&got.x, &lx, sizeof lx) == 0);
       REQUIRE(std::memcmp(&got.y, &ly, sizeof ly) == 0);
