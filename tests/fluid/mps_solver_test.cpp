@@ -113,6 +113,31 @@ TEST_CASE("the same run gives the same bits on 1 and 2 threads") {
   CHECK(one.second.maxCoeff() > 0);  // the comparison covers a real pressure field
 }
 
+TEST_CASE("the Courant time step follows the velocities after each step") {
+  // The step's final pass keeps the largest speed for stable_time_step(); before the first step
+  // a pass of its own finds it. Both must equal courant l0 / max |u| from the velocities.
+  Setup s;
+  Points2 v = s.water.velocity;
+  v.col(0).setConstant(0.3);
+  v(5, 1) = -1.7;  // the fastest: 1.726 m/s, Courant time step 0.2 0.02 / 1.726 = 2.3 ms
+  MpsParams p;
+  p.dt = 1.0;  // the Courant limit decides
+  MpsSolver solver(s.tank, p, s.water.position, v);
+  const auto expected = [&] {
+    Points2 u;
+    solver.fluid_velocities(u);
+    return p.courant * s.tank.l0() / u.rowwise().norm().maxCoeff();
+  };
+  CHECK(solver.stable_time_step() == doctest::Approx(p.courant * 0.02 / std::hypot(0.3, 1.7)));
+  for (int k = 0; k < 20; ++k) {
+    const double dt = solver.stable_time_step();
+    // The same speed, its square root taken once: equal up to the last bits.
+    CHECK(dt == doctest::Approx(expected()).epsilon(1e-14));
+    REQUIRE(solver.step(dt).status == StepStatus::Ok);
+  }
+  CHECK(solver.stable_time_step() == doctest::Approx(expected()).epsilon(1e-14));
+}
+
 TEST_CASE("failures are statuses naming the particle") {
   Setup s;
   SUBCASE("NaN") {
