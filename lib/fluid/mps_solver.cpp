@@ -28,16 +28,6 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-/// Applies a permutation to the first `count` rows: row k becomes old row order[k].
-template <class M>
-void permute_rows(M& m, const std::vector<int>& order, M& scratch) {
-  const std::size_t count = order.size();
-  scratch.resize(static_cast<Eigen::Index>(count), m.cols());
-  for (std::size_t k = 0; k < count; ++k)
-    scratch.row(static_cast<Eigen::Index>(k)) = m.row(order[k]);
-  m.topRows(static_cast<Eigen::Index>(count)) = scratch;
-}
-
 }  // namespace
 
 const char* step_status_name(StepStatus s) {
@@ -174,20 +164,33 @@ MpsSolver::MpsSolver(const Tank& tank, const MpsParams& params,
     wall_wall_.offset[k + 1] = static_cast<int>(wall_wall_.index.size());
   }
   unknown_.assign(n_, -1);
+  // Dummy particles count in the number density only.
+  solid_.resize(n_);
+  for (std::size_t j = 0; j < n_; ++j) solid_[j] = type_[j] != ParticleType::Dummy;
 }
 
 void MpsSolver::rebuild_neighbors() {
   const Eigen::Index nf = static_cast<Eigen::Index>(nf_);
   fluid_grid_.bin(pos_.topRows(nf));
   const std::vector<int>& order = fluid_grid_.order();
-  Points2 scratch;
-  permute_rows(pos_, order, scratch);
-  permute_rows(vel_, order, scratch);
-  Eigen::VectorXd s(nf);
-  for (Eigen::Index k = 0; k < nf; ++k) s[k] = pressure_[order[static_cast<std::size_t>(k)]];
-  pressure_.head(nf) = s;
+  // Positions, velocities, pressures and given indices into cell order, in one parallel pass
+  // (one thread would wait for the other through it).
+  pos_scratch_.resize(nf, 2);
+  vel_scratch_.resize(nf, 2);
+  p_scratch_.resize(nf);
   scratch_perm_.resize(nf_);
-  for (std::size_t k = 0; k < nf_; ++k) scratch_perm_[k] = id_[static_cast<std::size_t>(order[k])];
+  parallel_for(nf_, kGrain * 4, [&](std::size_t b0, std::size_t b1) {
+    for (std::size_t k = b0; k < b1; ++k) {
+      const Eigen::Index to = static_cast<Eigen::Index>(k), from = order[k];
+      pos_scratch_.row(to) = pos_.row(from);
+      vel_scratch_.row(to) = vel_.row(from);
+      p_scratch_[to] = pressure_[from];
+      scratch_perm_[k] = id_[static_cast<std::size_t>(from)];
+    }
+  });
+  pos_.topRows(nf) = pos_scratch_;
+  vel_.topRows(nf) = vel_scratch_;
+  pressure_.head(nf) = p_scratch_;
   id_.swap(scratch_perm_);
   build_neighbor_lists(
       pos_.topRows(nf),
@@ -295,9 +298,6 @@ void MpsSolver::number_density() {
   grad_y_.resize(cap);
   grad_count_.resize(nf_);
   if (params_.gradient_correction) correction_.resize(static_cast<Eigen::Index>(nf_), 3);
-  // Dummy particles count in the number density only.
-  std::vector<std::int32_t> solid(n_);
-  for (std::size_t j = 0; j < n_; ++j) solid[j] = type_[j] != ParticleType::Dummy;
   // The velocity divergence enters only the mixed source term; with the density source (the
   // default) its two velocity loads and four flops per candidate are a tenth of this loop.
   const double* vel = params_.source_term == SourceTerm::Mixed ? vel_.data() : nullptr;
@@ -308,7 +308,7 @@ void MpsSolver::number_density() {
       const int base = list_.begin(i), len = list_.end(i) - base;
       const std::size_t b = static_cast<std::size_t>(base);
       const DensitySums sums = density_pairs(
-          simd_level(), pos_.data(), list_.index.data() + b, solid.data(), len, xi, yi, re_d_,
+          simd_level(), pos_.data(), list_.index.data() + b, solid_.data(), len, xi, yi, re_d_,
           re_l_, rd2, rl2, vel, vel_(ii, 0), vel_(ii, 1), grad_.index.data() + b,
           grad_x_.data() + b, grad_y_.data() + b, lap_.index.data() + b, lap_w_.data() + b);
       density_[ii] = sums.n;

@@ -298,9 +298,12 @@ class MpsSolver {
   Points2 pos_tmp_, vel_tmp_;  // scratch; after the explicit step pos_tmp_ holds r^n
   Eigen::VectorXd pressure_, density_, divergence_;
   std::vector<ParticleType> type_;
-  std::vector<int> id_;           // fluid row -> index as given
-  std::vector<int> boundary_id_;  // boundary row - nf -> index in tank.boundary_positions()
+  std::vector<std::int32_t> solid_;  // 0 for dummy particles, 1 otherwise
+  std::vector<int> id_;              // fluid row -> index as given
+  std::vector<int> boundary_id_;     // boundary row - nf -> index in tank.boundary_positions()
   std::vector<int> scratch_perm_;
+  Points2 pos_scratch_, vel_scratch_;  // rebuild_neighbors' reordering
+  Eigen::VectorXd p_scratch_;
 
   CellGrid fluid_grid_, static_grid_;
   NeighborLists list_;  // fluid -> all, radius r_list at the start of the step

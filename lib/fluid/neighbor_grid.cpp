@@ -32,11 +32,12 @@ void CellGrid::bin(const Eigen::Ref<const Points2>& points) {
   cell_.resize(n);
   order_.resize(n);
   std::fill(start_.begin(), start_.end(), 0);
-  for (std::size_t i = 0; i < n; ++i) {
-    const int c = cell_of(points.row(static_cast<Eigen::Index>(i)).transpose());
-    cell_[i] = c;
-    ++start_[static_cast<std::size_t>(c) + 1];
-  }
+  // The cells in parallel (they are most of the work), the counting sort on one thread.
+  parallel_for(n, 1024, [&](std::size_t b, std::size_t e) {
+    for (std::size_t i = b; i < e; ++i)
+      cell_[i] = cell_of(points.row(static_cast<Eigen::Index>(i)).transpose());
+  });
+  for (std::size_t i = 0; i < n; ++i) ++start_[static_cast<std::size_t>(cell_[i]) + 1];
   for (std::size_t c = 1; c < start_.size(); ++c) start_[c] += start_[c - 1];
   // Stable counting sort: a running cursor per cell, filled in index order.
   std::vector<int> cursor(start_.begin(), start_.end() - 1);
