@@ -12,6 +12,7 @@
 #include "core/parallel.hpp"
 #include "core/simd.hpp"
 #include "fluid/mps_solver.hpp"
+#include "fluid/ppe_kernels.hpp"
 
 namespace datadyn::fluid {
 
@@ -22,173 +23,9 @@ namespace {
 constexpr std::size_t kMinChunks = 8;
 constexpr std::size_t kMaxRowGrain = 1024;
 
-/// Σ_e val[e] v[col[e]] over e in [e0, e1), in four interleaved partial sums combined in a fixed
-/// order: one running sum makes every product wait for the previous add (29 adds in a row per
-/// PPE row), four let the core overlap them (a fifth faster in a micro-benchmark of this
-/// product). The rounding depends on the row only.
-inline double sparse_row_dot(const double* val, const int* col, int e0, int e1, const double* v) {
-  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-  int e = e0;
-  for (; e + 4 <= e1; e += 4) {
-    s0 += val[e] * v[col[e]];
-    s1 += val[e + 1] * v[col[e + 1]];
-    s2 += val[e + 2] * v[col[e + 2]];
-    s3 += val[e + 3] * v[col[e + 3]];
-  }
-  for (; e < e1; ++e) s0 += val[e] * v[col[e]];
-  return (s0 + s1) + (s2 + s3);
-}
-
-/// sparse_row_dot with the four partial sums as the lanes of one AVX2 register and v gathered:
-/// the same products added in the same order (no fused multiply-add), so bitwise the same sum.
-[[gnu::target("avx2")]] inline double sparse_row_dot_avx2(const double* val, const int* col, int e0,
-                                                          int e1, const double* v) {
-  // The masked gather with a zero source: the plain one reads an undefined register, which GCC
-  // warns about.
-  const __m256d zero = _mm256_setzero_pd(), all = _mm256_castsi256_pd(_mm256_set1_epi64x(-1));
-  __m256d s = zero;
-  int e = e0;
-  for (; e + 4 <= e1; e += 4) {
-    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(col + e));
-    s = _mm256_add_pd(
-        s, _mm256_mul_pd(_mm256_loadu_pd(val + e), _mm256_mask_i32gather_pd(zero, v, c, all, 8)));
-  }
-  alignas(32) double lane[4];
-  _mm256_store_pd(lane, s);
-  double s0 = lane[0];
-  for (; e < e1; ++e) s0 += val[e] * v[col[e]];
-  return (s0 + lane[1]) + (lane[2] + lane[3]);
-}
-
-/// q[i] = A_i . v for the rows [i0, i1) of the CSR matrix (outer, col, val); returns Σ q[i] v[i].
-template <double (*RowDot)(const double*, const int*, int, int, const double*)>
-[[gnu::always_inline]] inline double product_rows(const int* outer, const int* col,
-                                                  const double* val, std::size_t i0, std::size_t i1,
-                                                  const double* v, double* q) {
-  double s = 0;
-  for (std::size_t i = i0; i < i1; ++i) {
-    const double acc = RowDot(val, col, outer[i], outer[i + 1], v);
-    q[i] = acc;
-    s += acc * v[i];
-  }
-  return s;
-}
-
-double product_rows_default(const int* outer, const int* col, const double* val, std::size_t i0,
-                            std::size_t i1, const double* v, double* q) {
-  return product_rows<sparse_row_dot>(outer, col, val, i0, i1, v, q);
-}
-
-[[gnu::target("avx2")]] double product_rows_avx2(const int* outer, const int* col,
-                                                 const double* val, std::size_t i0, std::size_t i1,
-                                                 const double* v, double* q) {
-  return product_rows<sparse_row_dot_avx2>(outer, col, val, i0, i1, v, q);
-}
-
-/// The product with A is a fifth of the run time and bound by its gathers (single-precision
-/// values were no faster): where the CPU has AVX2 the four partial sums run as one vector.
-double product_rows_dispatch(const int* outer, const int* col, const double* val, std::size_t i0,
-                             std::size_t i1, const double* v, double* q) {
-  static const auto product =
-      simd_level() >= SimdLevel::Avx2 ? product_rows_avx2 : product_rows_default;
-  return product(outer, col, val, i0, i1, v, q);
-}
-/// ap[r] = Σ_k v[e0 + k kAggregate + r] xc[col[...]] for r < kAggregate: one slice of A P xc,
-/// stored column-major (PpeSolver::RowChunk), each row's sum in its entries' order.
-void ap_slice_default(const double* v, const int* col, int e0, int e1, const double* xc,
-                      double* ap) {
-  constexpr int agg = static_cast<int>(PpeSolver::kAggregate);
-  std::fill(ap, ap + agg, 0.0);
-  for (int e = e0; e < e1; e += agg)
-    for (int r = 0; r < agg; ++r) ap[r] += v[e + r] * xc[col[e + r]];
-}
-
-/// The slice's 16 rows as the lanes of two registers, xc gathered: the same products added in the
-/// same order per row (this file is compiled without fused multiply-add), so the same bits.
-[[gnu::target("avx512f")]] void ap_slice_avx512(const double* v, const int* col, int e0, int e1,
-                                                const double* xc, double* ap) {
-  static_assert(PpeSolver::kAggregate == 16);
-  __m512d lo = _mm512_setzero_pd(), hi = _mm512_setzero_pd();
-  for (int e = e0; e < e1; e += 16) {
-    const __m512i c = _mm512_loadu_si512(col + e);
-    // Masked gathers and extracts: GCC 12 warns about the plain ones' undefined sources.
-    const __m512d z = _mm512_setzero_pd();
-    const __m512d xlo =
-        _mm512_mask_i32gather_pd(z, 0xff, _mm512_maskz_extracti64x4_epi64(0xf, c, 0), xc, 8);
-    const __m512d xhi =
-        _mm512_mask_i32gather_pd(z, 0xff, _mm512_maskz_extracti64x4_epi64(0xf, c, 1), xc, 8);
-    lo = _mm512_add_pd(lo, _mm512_mul_pd(_mm512_loadu_pd(v + e), xlo));
-    hi = _mm512_add_pd(hi, _mm512_mul_pd(_mm512_loadu_pd(v + e + 8), xhi));
-  }
-  _mm512_storeu_pd(ap, lo);
-  _mm512_storeu_pd(ap + 8, hi);
-}
-
-/// The strong couplings of a row among its entries [e0, e1) (columns inner, values val): those
-/// with lo <= c < hi and v² >= strong2 A_cc, in order, their columns to col and values to dval;
-/// returns how many. Branch-free: every entry is written to the next slot, and the cursor
-/// advances only for a strong one (which of a row's ~28 couplings are strong follows the
-/// particles' arrangement, no pattern a branch predictor learns). col and dval need room for
-/// e1 - e0.
-int strong_couplings_default(const int* inner, const double* val, int e0, int e1,
-                             const double* diag, double strong2, int lo, int hi, int* col,
-                             double* dval) {
-  int n = 0;
-  for (int e = e0; e < e1; ++e) {
-    const int c = inner[e];
-    const double v = val[e];
-    col[n] = c;
-    dval[n] = v;
-    n += (c >= lo) & (c < hi) & (v * v >= strong2 * diag[c]);
-  }
-  return n;
-}
-
-/// Eight entries at a time, A_cc gathered, the strong ones kept by compressing stores: the same
-/// comparisons in the same arithmetic, so the same couplings.
-[[gnu::target("avx512f")]] int strong_couplings_avx512(const int* inner, const double* val, int e0,
-                                                       int e1, const double* diag, double strong2,
-                                                       int lo, int hi, int* col, double* dval) {
-  const __m512d vs = _mm512_set1_pd(strong2), zero = _mm512_setzero_pd();
-  const __m256i vlo = _mm256_set1_epi32(lo - 1), vhi = _mm256_set1_epi32(hi);
-  const __m512i zero16 = _mm512_setzero_si512();
-  int n = 0;
-  for (int e = e0; e < e1; e += 8) {
-    const int left = e1 - e;
-    const __mmask8 m = static_cast<__mmask8>(left >= 8 ? 0xff : (1u << left) - 1);
-    const __m256i lanes =
-        _mm256_cmpgt_epi32(_mm256_set1_epi32(left), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-    const __m256i c = _mm256_maskload_epi32(inner + e, lanes);
-    const __m256i in_range =
-        _mm256_and_si256(_mm256_cmpgt_epi32(c, vlo), _mm256_cmpgt_epi32(vhi, c));
-    const __mmask8 range =
-        static_cast<__mmask8>(_mm256_movemask_ps(_mm256_castsi256_ps(in_range))) & m;
-    const __m512d v = _mm512_maskz_loadu_pd(m, val + e);
-    const __m512d d = _mm512_mask_i32gather_pd(zero, range, c, diag, 8);
-    const __mmask8 strong =
-        _mm512_mask_cmp_pd_mask(range, _mm512_mul_pd(v, v), _mm512_mul_pd(vs, d), _CMP_GE_OQ);
-    // The masked insert: GCC 12 warns that the plain cast's undefined upper half is uninitialised.
-    _mm512_mask_compressstoreu_epi32(col + n, strong,
-                                     _mm512_mask_inserti64x4(zero16, 0xff, zero16, c, 0));
-    _mm512_mask_compressstoreu_pd(dval + n, strong, v);
-    n += __builtin_popcount(strong);
-  }
-  return n;
-}
-
-int strong_couplings(const int* inner, const double* val, int e0, int e1, const double* diag,
-                     double strong2, int lo, int hi, int* col, double* dval) {
-  static const auto find =
-      simd_level() >= SimdLevel::Avx512 ? strong_couplings_avx512 : strong_couplings_default;
-  return find(inner, val, e0, e1, diag, strong2, lo, hi, col, dval);
-}
-
-void ap_slice_dispatch(const double* v, const int* col, int e0, int e1, const double* xc,
-                       double* ap) {
-  static const auto slice = simd_level() >= SimdLevel::Avx512 ? ap_slice_avx512 : ap_slice_default;
-  slice(v, col, e0, e1, xc, ap);
-}
 }  // namespace
+
+static_assert(PpeSolver::kAggregate == static_cast<std::size_t>(kSliceRows));
 
 void PpeSolver::compute(const Matrix& A) {
   DATADYN_CHECK(A.isCompressed());
@@ -204,6 +41,7 @@ void PpeSolver::compute(const Matrix& A) {
   const int* outer = A.outerIndexPtr();
   const int* inner = A.innerIndexPtr();
   const double* val = A.valuePtr();
+  const SimdLevel level = simd_level();
   // floor(m / kMinBlockRows) blocks (at least one) of equal size, rounded up to whole aggregates,
   // are independent (block Jacobi over DIC), so they factor and solve in parallel; the blocks
   // depend on the row count only, not on the thread count.
@@ -258,8 +96,8 @@ void PpeSolver::compute(const Matrix& A) {
       reserve(dval, 0, outer[i + 1] - outer[i]);
       // Lower part: columns c < i, so c < last.
       const int lo0 = nlo;
-      const int nl = strong_couplings(inner, val, outer[i], d, diag_.data(), strong2, blk.first, m,
-                                      blk.lo_col.data() + nlo, dval.data());
+      const int nl = strong_couplings(level, inner, val, outer[i], d, diag_.data(), strong2,
+                                      blk.first, m, blk.lo_col.data() + nlo, dval.data());
       // The lower couplings in single precision would change the factor: their double values.
       double s = 0;
       for (int t = 0; t < nl; ++t) {
@@ -270,8 +108,8 @@ void PpeSolver::compute(const Matrix& A) {
       }
       nlo += nl;
       // Upper part: columns c > i, so c >= first.
-      const int nu = strong_couplings(inner, val, d + 1, outer[i + 1], diag_.data(), strong2, 0,
-                                      blk.last, blk.up_col.data() + nup, dval.data());
+      const int nu = strong_couplings(level, inner, val, d + 1, outer[i + 1], diag_.data(), strong2,
+                                      0, blk.last, blk.up_col.data() + nup, dval.data());
       double up_sum = 0;
       for (int t = 0; t < nu; ++t) {
         const double v = dval[static_cast<std::size_t>(t)];
@@ -480,6 +318,7 @@ PpeSolver::Result PpeSolver::solve(const Eigen::VectorXd& b, Eigen::VectorXd& x,
   const int* outer = A_->outerIndexPtr();
   const int* inner = A_->innerIndexPtr();
   const double* val = A_->valuePtr();
+  const SimdLevel level = simd_level();
   auto plus = [](double a, double c) { return a + c; };
   auto dot = [&](const Eigen::VectorXd& u, const Eigen::VectorXd& v) {
     return parallel_reduce(
@@ -497,7 +336,7 @@ PpeSolver::Result PpeSolver::solve(const Eigen::VectorXd& b, Eigen::VectorXd& x,
     return parallel_reduce(
         m, row_grain_, 0.0,
         [&](std::size_t b0, std::size_t b1) {
-          return product_rows_dispatch(outer, inner, val, b0, b1, v.data(), q.data());
+          return product_rows(level, outer, inner, val, b0, b1, v.data(), q.data());
         },
         plus);
   };
@@ -538,11 +377,11 @@ PpeSolver::Result PpeSolver::solve(const Eigen::VectorXd& b, Eigen::VectorXd& x,
   // The start is deflated first, x += Q r, so that P^T r = 0 as the method assumes.
   // (A P xc)_i for the rows [i0, i0 + kAggregate) into ap[0 .. kAggregate), i0 a multiple of
   // kAggregate.
-  auto ap_slice = [&](std::size_t i0, double* ap) {
+  auto ap_rows = [&](std::size_t i0, double* ap) {
     const RowChunk& chunk = ap_[i0 / row_grain_];
     const std::size_t sl = i0 % row_grain_ / kAggregate;
-    ap_slice_dispatch(chunk.val.data(), chunk.col.data(), chunk.start[sl], chunk.start[sl + 1],
-                      xc_.data(), ap);
+    ap_slice(level, chunk.val.data(), chunk.col.data(), chunk.start[sl], chunk.start[sl + 1],
+             xc_.data(), ap);
   };
   // x += dx(i), r -= dr(i) on every row; true when |r| is at the tolerance.
   auto update_converged = [&](auto&& dx, auto&& dr) {
@@ -577,7 +416,7 @@ PpeSolver::Result PpeSolver::solve(const Eigen::VectorXd& b, Eigen::VectorXd& x,
   parallel_for(m, row_grain_, [&](std::size_t b0, std::size_t b1) {
     double ap[kAggregate];
     for (std::size_t i0 = b0; i0 < b1; i0 += kAggregate) {
-      ap_slice(i0, ap);
+      ap_rows(i0, ap);
       std::copy(ap, ap + std::min(kAggregate, b1 - i0), q_.data() + i0);
     }
   });
@@ -591,7 +430,7 @@ PpeSolver::Result PpeSolver::solve(const Eigen::VectorXd& b, Eigen::VectorXd& x,
   for (int it = 1; it <= max_iterations; ++it) {
     // s = A y into s_, and P^T (r - s) into rc_defect_ (row chunks are whole aggregates).
     parallel_for(m, row_grain_, [&](std::size_t b0, std::size_t b1) {
-      product_rows_dispatch(outer, inner, val, b0, b1, z_.data(), s_.data());
+      product_rows(level, outer, inner, val, b0, b1, z_.data(), s_.data());
       for (std::size_t c = b0 / kAggregate; c * kAggregate < b1; ++c) {
         double sum = 0;
         for (std::size_t i = c * kAggregate; i < std::min(b1, (c + 1) * kAggregate); ++i)
@@ -609,7 +448,7 @@ PpeSolver::Result PpeSolver::solve(const Eigen::VectorXd& b, Eigen::VectorXd& x,
         [&](std::size_t b0, std::size_t b1) {
           double sum = 0, ap[kAggregate];
           for (std::size_t i0 = b0; i0 < b1; i0 += kAggregate) {
-            ap_slice(i0, ap);
+            ap_rows(i0, ap);
             const double xc = xc_[static_cast<Eigen::Index>(i0 / kAggregate)];
             for (std::size_t i = i0; i < std::min(b1, i0 + kAggregate); ++i) {
               const Eigen::Index k = static_cast<Eigen::Index>(i);

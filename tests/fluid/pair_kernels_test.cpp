@@ -13,18 +13,12 @@
 
 #include "core/simd.hpp"
 #include "fluid/pair_kernels.hpp"
+#include "support/simd_levels.hpp"
 
 using namespace datadyn;
 using namespace datadyn::fluid;
 
 namespace {
-
-std::vector<SimdLevel> supported_levels() {
-  std::vector<SimdLevel> out;
-  for (SimdLevel l : {SimdLevel::Baseline, SimdLevel::Avx2, SimdLevel::Avx512})
-    if (simd_level_supported(l)) out.push_back(l);
-  return out;
-}
 
 // n points (x, y interleaved) around (qx, qy) = (0.3, -0.2): random in a square of half-side 4,
 // or (every other point) on the circle of radius 3 = sqrt(r2) at a random angle, or exactly on its
@@ -54,7 +48,7 @@ std::vector<double> test_points(int n, unsigned seed, double qx, double qy) {
 TEST_CASE("near_points: the brute-force neighbours at every vector level, every tail length") {
   const double qx = 0.3, qy = -0.2, r2 = 9.0;
   const std::vector<double> pts = test_points(61, 7, qx, qy);
-  for (SimdLevel level : supported_levels()) {
+  for (SimdLevel level : test::supported_simd_levels()) {
     CAPTURE(simd_level_name(level));
     // Ranges starting anywhere in the first 9 points and of every length up to 52 cover masked
     // tails of 1-7 points at each alignment; `self` inside and outside the range.
@@ -118,7 +112,7 @@ TEST_CASE("viscosity_sums: the Laplacian sums in the lanes' order, the same bits
         const double dx = pos[2 * j] - xi, dy = pos[2 * j + 1] - yi;
         inside += dx * dx + dy * dy < rl2;
       }
-    for (SimdLevel level : supported_levels()) {
+    for (SimdLevel level : test::supported_simd_levels()) {
       CAPTURE(simd_level_name(level));
       CAPTURE(len);
       const VelocityLaplacian got = viscosity_sums(level, pos.data(), vel.data(), index.data(), len,
@@ -146,7 +140,7 @@ TEST_CASE("close_candidates: the candidates within the collision distance at eve
       if (dx * dx + dy * dy < dc2) expected.push_back(k);
     }
     if (len == 40) REQUIRE(expected.size() > 5);
-    for (SimdLevel level : supported_levels()) {
+    for (SimdLevel level : test::supported_simd_levels()) {
       CAPTURE(simd_level_name(level));
       CAPTURE(len);
       std::vector<int> got(static_cast<std::size_t>(len) + 16, -1);
@@ -241,7 +235,7 @@ TEST_CASE("density_pairs: weights and pair lists as defined, the same bits at ev
   const auto same_bits = [](const auto& a, const auto& b) {
     return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof a[0]) == 0;
   };
-  for (SimdLevel level : supported_levels()) {
+  for (SimdLevel level : test::supported_simd_levels()) {
     CAPTURE(simd_level_name(level));
     const Out o = run(level);
     const double sums[] = {o.s.n, o.s.div, o.s.cxx, o.s.cxy, o.s.cyy};
