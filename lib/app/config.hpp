@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -216,20 +217,28 @@ bool ConfigReader::convert(const json& j, T& out) const {
     out = j.get<bool>();
     return true;
   } else if constexpr (std::is_integral_v<T>) {
-    if (j.is_number_integer() || j.is_number_unsigned()) {
-      if constexpr (std::is_unsigned_v<T>) {
-        if (j.is_number_integer() && j.get<std::int64_t>() < 0) return false;
-      }
-      out = j.get<T>();
+    // A value T cannot hold is refused, not wrapped: -1e15 frames must not become a positive
+    // int that passes the range check.
+    if (j.is_number_unsigned()) {
+      const auto u = j.get<std::uint64_t>();
+      if (!std::in_range<T>(u)) return false;
+      out = static_cast<T>(u);
+      return true;
+    }
+    if (j.is_number_integer()) {
+      const auto v = j.get<std::int64_t>();
+      if (!std::in_range<T>(v)) return false;
+      out = static_cast<T>(v);
       return true;
     }
     if (j.is_number_float()) {  // 3.0 is an integer; 2.5 is not
       const double d = j.get<double>();
       if (std::floor(d) != d || !std::isfinite(d)) return false;
-      if constexpr (std::is_unsigned_v<T>) {
-        if (d < 0) return false;
-      }
-      out = static_cast<T>(d);
+      // |d| < 2^63: the conversion to int64 below is defined.
+      if (!(std::abs(d) < 9.2e18)) return false;
+      const auto v = static_cast<std::int64_t>(d);
+      if (!std::in_range<T>(v)) return false;
+      out = static_cast<T>(v);
       return true;
     }
     return false;
@@ -279,7 +288,14 @@ void ConfigReader::get(const std::string& key, T& value, const Range& range) {
       j = *r.value;
     }
     T parsed{};
-    if (!convert(j, parsed)) fail_at(r, key, expected, json_text(j));
+    if (!convert(j, parsed)) {
+      if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+        // A whole number the key's type cannot hold: say how large it may be.
+        if (j.is_number() && std::floor(j.get<double>()) == j.get<double>())
+          expected += " and <= " + std::to_string(std::numeric_limits<T>::max());
+      }
+      fail_at(r, key, expected, json_text(j));
+    }
     if constexpr (numeric) {
       if (!range.accepts(static_cast<double>(parsed))) fail_at(r, key, expected, json_text(j));
     } else if constexpr (requires { static_cast<double>(*parsed.begin()); }) {

@@ -111,6 +111,20 @@ TEST_CASE("config: errors name the file, the JSON pointer, what was expected and
         "scene.json: /substeps: expected an integer >= 1, got 2.5");
   CHECK(error_of(R"({"substeps": "3"})") ==
         "scene.json: /substeps: expected an integer >= 1, got \"3\"");
+  // Whole numbers the key's int cannot hold are refused, not wrapped into range.
+  CHECK(error_of(R"({"substeps": -1000000000000000})") ==
+        "scene.json: /substeps: expected an integer >= 1 and <= 2147483647, got -1000000000000000");
+  CHECK(error_of(R"({"substeps": 4294967297})") ==
+        "scene.json: /substeps: expected an integer >= 1 and <= 2147483647, got 4294967297");
+  CHECK(error_of(R"({"substeps": 18446744073709551615})") ==
+        "scene.json: /substeps: expected an integer >= 1 and <= 2147483647, got "
+        "18446744073709551615");
+  CHECK(error_of(R"({"substeps": 1e300})") ==
+        "scene.json: /substeps: expected an integer >= 1 and <= 2147483647, got 1e+300");
+  CHECK(error_of("{}", {"substeps=3e9"})
+            .rfind("--set substeps: /substeps: expected an integer >= 1 and <= 2147483647, got 3",
+                   0) == 0);
+  CHECK(load(R"({"substeps": 2147483647})").substeps == 2147483647);
   CHECK(error_of(R"({"gravity_on": 1})") ==
         "scene.json: /gravity_on: expected true or false, got 1");
   CHECK(error_of(R"({"gravity": [0, 1]})") ==
@@ -200,8 +214,8 @@ TEST_CASE("config: require and get_json") {
 }
 
 TEST_CASE("config: lists of strings from the file and from --set") {
-  ConfigReader r = ConfigReader::from_json(json::parse(R"({"names": ["a", "b"]})"), "c.json",
-                                           {"more=x,y z"});
+  ConfigReader r =
+      ConfigReader::from_json(json::parse(R"({"names": ["a", "b"]})"), "c.json", {"more=x,y z"});
   std::vector<std::string> names, more;
   r.get("names", names);
   r.get("more", more);
@@ -210,7 +224,7 @@ TEST_CASE("config: lists of strings from the file and from --set") {
   CHECK(more == std::vector<std::string>{"x", "y z"});
   CHECK(r.resolved()["more"] == json::array({"x", "y z"}));
   ConfigReader bad = ConfigReader::from_json(json::parse(R"({"names": ["a", 1]})"), "c.json");
-  CHECK_THROWS_WITH_AS(bad.get("names", names),
-                       doctest::Contains("c.json: /names: expected a list of strings, got [\"a\",1]"),
-                       ConfigError);
+  CHECK_THROWS_WITH_AS(
+      bad.get("names", names),
+      doctest::Contains("c.json: /names: expected a list of strings, got [\"a\",1]"), ConfigError);
 }
