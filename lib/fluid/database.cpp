@@ -1,5 +1,6 @@
 #include "fluid/database.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -49,19 +50,40 @@ InitialWater initial_water(const Tank& tank, const Scene& scene, const WaterColu
     return p.x() > c.x + eps && p.x() < c.x + c.width - eps && p.y() > c.bottom + eps &&
            p.y() < c.bottom + c.height - eps;
   };
-  // Every lattice point of the column rectangle must be in the water domain.
   const double l0 = tank.l0();
-  const Eigen::Vector2d first = tank.lattice_point({c.x + 0.5 * l0, c.bottom + 0.5 * l0});
-  for (double y = first.y() - l0; y < c.bottom + c.height; y += l0) {
-    for (double x = first.x() - l0; x < c.x + c.width; x += l0) {
+  // Every lattice point of the column rectangle must be in the water domain. The walk is clipped
+  // to the tank's extent and a spacing beyond it (where a column that reaches past the walls or
+  // the floor puts its first particle outside), so a column 1e308 m wide ends at once. Above an
+  // open tank's rim the domain has no top: water there may rise at most the tank's height.
+  const Eigen::Vector2d lo = tank.min_corner(), hi = tank.max_corner();
+  const double ceiling = hi.y() + (hi.y() - lo.y());
+  const double x0 = std::max(c.x, lo.x() - 2 * l0), x1 = std::min(c.x + c.width, hi.x() + 2 * l0);
+  const double y0 = std::max(c.bottom, lo.y() - 2 * l0), y1 = c.bottom + c.height;
+  char buf[320];
+  if (!(x0 < x1 && y0 < y1 && y1 <= ceiling)) {
+    std::snprintf(buf, sizeof buf,
+                  "the water column [%.4g, %.4g] x [%.4g, %.4g] m is outside the tank's extent "
+                  "[%.4g, %.4g] x [%.4g, %.4g] m (up to the tank's height above the rim)",
+                  c.x, c.x + c.width, c.bottom, y1, lo.x(), hi.x(), lo.y(), ceiling);
+    w.error = buf;
+    return w;
+  }
+  if (!(scene.water_level <= ceiling)) {
+    std::snprintf(buf, sizeof buf,
+                  "the water level %.4g m is above %.4g m, the tank's height above its rim",
+                  scene.water_level, ceiling);
+    w.error = buf;
+    return w;
+  }
+  const Eigen::Vector2d first = tank.lattice_point({x0 + 0.5 * l0, y0 + 0.5 * l0});
+  for (double y = first.y() - l0; y < y1; y += l0) {
+    for (double x = first.x() - l0; x < x1; x += l0) {
       const Eigen::Vector2d p(x, y);
       if (!in_column(p) || tank.contains(p)) continue;
-      char buf[160];
-      std::snprintf(
-          buf, sizeof buf,
-          "the water column puts a particle at (%.4g, %.4g) m outside the tank (in a wall "
-          "or an obstacle, or beside the tank)",
-          x, y);
+      std::snprintf(buf, sizeof buf,
+                    "the water column puts a particle at (%.4g, %.4g) m outside the tank (in a "
+                    "wall or an obstacle, or beside the tank)",
+                    x, y);
       w.error = buf;
       return w;
     }

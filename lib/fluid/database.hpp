@@ -72,7 +72,8 @@ struct InitialWater {
   Points2 velocity;  ///< #F by 2 (m/s)
   /// Non-empty when the column does not fit in the tank: names the first lattice point of the
   /// column outside the water domain, e.g. "particle at (1.105, 0.035) m is outside the tank
-  /// (inside a wall or obstacle)".
+  /// (inside a wall or obstacle)", or the column or water level beyond the tank's extent (its
+  /// bounding box, up to the tank's height above the rim).
   std::string error;
 };
 /// Water for `column` plus the still-water layer of the scene: lattice points in the tank's water

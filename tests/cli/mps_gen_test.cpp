@@ -141,6 +141,33 @@ TEST_CASE("mps-gen: a water column outside the tank exits 2 naming the particle"
   CHECK(!std::filesystem::exists(dir / "x.h5"));
 }
 
+TEST_CASE("mps-gen: a spacing or water far beyond the tank's size exits 2 at once") {
+  // Each of these used to run for ever: building a lattice of 2e14 points, or walking a column
+  // 1e308 m high.
+  TempDir dir;
+  const auto run = [&](const std::string& config) {
+    std::ofstream(dir / "c.json") << config;
+    return run_command(kMpsGen + " -c " + (dir / "c.json").string() + " -o " +
+                       (dir / "x.h5").string());
+  };
+  auto r = run(R"({"scene": {"l0": 1e-7}})");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("c.json: /scene/l0: expected a spacing of at least 0.000141421 m (at most 1e8 "
+                   "lattice points in the tank's 2 x 1 m bounding box), got 1e-07") !=
+        std::string::npos);
+  r = run(R"({"sweep": {"heights": [0.2, 1e308]}})");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("c.json: /sweep: sim_001 (column x 0 m, width 0.3 m, height 1e+308 m") !=
+        std::string::npos);
+  CHECK(r.err.find("is outside the tank's extent [0, 2] x [0, 2] m") != std::string::npos);
+  r = run(R"({"scene": {"column": {"width": 1e308}}})");
+  CHECK(r.exit_code == 2);
+  // The first particle in the beach (it starts at x = 0.9 m) is named.
+  CHECK(r.err.find("particle at (0.9") != std::string::npos);
+  CHECK(r.err.find(") m outside the tank") != std::string::npos);
+  CHECK(!std::filesystem::exists(dir / "x.h5"));
+}
+
 TEST_CASE("mps-gen: a failing simulation exits 1 naming it, the finished ones stay readable") {
   TempDir dir;
   const auto out = dir / "db.h5";
@@ -176,9 +203,9 @@ TEST_CASE("mps-gen: the same bytes with the baseline vector code as with the CPU
   const std::string env = "cd " + dir.path().string() + " && SOURCE_DATE_EPOCH=1700000000 ";
   const std::string cfg = kSmall + "--set sweep.heights=[0.3,0.45] --set output.pressure=true ";
   REQUIRE(run_command(env + kMpsGen + cfg + "-o out.h5 && mv out.h5 wide.h5").exit_code == 0);
-  REQUIRE(run_command(env + "DATADYN_SIMD=baseline " + kMpsGen + cfg +
-                      "-o out.h5 && mv out.h5 base.h5")
-              .exit_code == 0);
+  REQUIRE(
+      run_command(env + "DATADYN_SIMD=baseline " + kMpsGen + cfg + "-o out.h5 && mv out.h5 base.h5")
+          .exit_code == 0);
   const std::string a = file_bytes(dir / "wide.h5"), b = file_bytes(dir / "base.h5");
   CHECK(a.size() > 10000);
   CHECK(a == b);

@@ -128,3 +128,31 @@ TEST_CASE("initial water: column plus still layer on the lattice, a column outsi
   CHECK(bad.error.find("outside the tank") != std::string::npos);
   CHECK(bad.error.find("(1.013, 0.0125)") != std::string::npos);
 }
+
+TEST_CASE("initial water: columns and levels far beyond the tank are errors, found at once") {
+  // Each of these used to walk the lattice for ever (x += l0 stops moving at 1e308).
+  Scene scene;
+  scene.tank.vertices = {{0, 0}, {1, 0}, {1, 0.6}, {0, 0.6}};
+  scene.l0 = 0.025;
+  const Tank tank(scene.tank, scene.l0);
+  const auto error_of = [&](const WaterColumn& c) { return initial_water(tank, scene, c).error; };
+  // As wide as a double goes: the first particle beyond the right wall is named.
+  CHECK(error_of({0.0, 1e308, 0.5, 0.0, {0, 0}}).find("a particle at (1.013, 0.0125) m outside") !=
+        std::string::npos);
+  // Entirely beside or below the tank: the column and the tank's extent are named.
+  const std::string far = error_of({-1e308, 0.25, 0.5, 0.0, {0, 0}});
+  CHECK(far.find("the water column [-1e+308, -1e+308] x [0, 0.5] m is outside the tank's extent "
+                 "[0, 1] x [0, 1.2] m") == 0);
+  CHECK(!error_of({1e308, 0.25, 0.5, 0.0, {0, 0}}).empty());
+  CHECK(error_of({0.0, 0.25, 0.5, -1e308, {0, 0}}).find("is outside the tank's extent") !=
+        std::string::npos);
+  // The open top has no lid, so the height is bounded by the tank's height above the rim (1.2 m).
+  CHECK(error_of({0.0, 0.25, 1.2, 0.0, {0, 0}}).empty());
+  CHECK(error_of({0.0, 0.25, 1e308, 0.0, {0, 0}}).find("is outside the tank's extent") !=
+        std::string::npos);
+  CHECK(error_of({0.0, 0.25, 0.2, 1e308, {0, 0}}).find("is outside the tank's extent") !=
+        std::string::npos);
+  scene.water_level = 1e308;
+  CHECK(error_of({0.0, 0.25, 0.5, 0.0, {0, 0}}) ==
+        "the water level 1e+308 m is above 1.2 m, the tank's height above its rim");
+}
