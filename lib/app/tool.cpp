@@ -13,6 +13,7 @@
 #include "app/version.hpp"
 #include "core/errors.hpp"
 #include "core/simd.hpp"
+#include "io/hdf5_library.hpp"
 
 namespace datadyn::app {
 
@@ -248,6 +249,7 @@ CLI::App& Tool::command(const std::string& name, const std::string& description,
 }
 
 int Tool::run(int argc, char** argv) {
+  io::skip_hdf5_cleanup_at_exit();
   try {
     app_.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -25,10 +25,9 @@ std::filesystem::path temporary_path_for(const std::filesystem::path& path) {
   return tmp;
 }
 
-AtomicFile::AtomicFile(std::filesystem::path path, ByName)
-    : path_(std::move(path)), tmp_(temporary_path_for(path_)), active_(true) {}
-
-AtomicFile::AtomicFile(std::filesystem::path path) : AtomicFile(std::move(path), ByName{}) {
+AtomicFile::AtomicFile(std::filesystem::path path)
+    : path_(std::move(path)), tmp_(temporary_path_for(path_)), active_(true) {
+  check_replaceable(path_);
   file_ = std::fopen(tmp_.c_str(), "wb");
   if (!file_) {
     const int err = errno;
@@ -127,7 +126,17 @@ void AtomicFile::commit() {
   active_ = false;
 }
 
+void check_replaceable(const std::filesystem::path& path) {
+  std::error_code ec;
+  const auto status = std::filesystem::symlink_status(path, ec);
+  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+    throw IoError(path.string() +
+                  ": cannot write: it exists and is not a regular file (a directory, a device or a "
+                  "link), and renaming the output over it would replace it");
+}
+
 void check_writable_directory(const std::filesystem::path& path) {
+  check_replaceable(path);
   const auto dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
   std::error_code ec;
   const auto status = std::filesystem::status(dir, ec);

@@ -18,10 +18,6 @@ class AtomicFile {
   /// Creates `<path>.tmp-<pid>` for writing (binary). Throws IoError naming the path if it
   /// cannot be created (no such directory, not writable).
   explicit AtomicFile(std::filesystem::path path);
-  /// A file written by a library that opens it by name (OpenVDB): creates no stream; write to
-  /// temporary_path(), then commit().
-  struct ByName {};
-  AtomicFile(std::filesystem::path path, ByName);
   ~AtomicFile();
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
@@ -60,5 +56,9 @@ std::filesystem::path temporary_path_for(const std::filesystem::path& path);
 /// Throws IoError naming the directory and the reason ("does not exist", "is not a directory",
 /// "Permission denied", ...).
 void check_writable_directory(const std::filesystem::path& path);
+/// Throws IoError naming `path` if something other than a regular file is there (a directory, a
+/// device such as /dev/null, a symbolic link): the finished output is renamed over whatever is at
+/// its path, which would replace it. Also part of check_writable_directory().
+void check_replaceable(const std::filesystem::path& path);
 
 }  // namespace datadyn::io

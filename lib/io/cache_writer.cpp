@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/errors.hpp"
+#include "io/atomic_file.hpp"
 #include "io/cache.hpp"
 #include "io/cache_layout.hpp"
 #include "io/hdf5_handle.hpp"
@@ -414,6 +415,7 @@ CacheWriter::CacheWriter(std::filesystem::path path, Provenance provenance, Writ
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec))
     throw IoError(w.file_name + ": cannot write: directory " + dir.string() + " does not exist");
+  check_replaceable(w.path);
   w.file = detail::create_cache_file(w.tmp, w.file_name);
   provenance.created_utc = utc_now_iso8601();
   Handle root(H5Gopen2(w.file.get(), "/", H5P_DEFAULT), H5Gclose);
@@ -525,8 +527,9 @@ void CacheWriter::commit() {
   std::filesystem::remove(w.tmp, ec);
   std::filesystem::rename(canonical, w.path, ec);
   if (ec) {
+    const std::string why = ec.message();
     std::filesystem::remove(canonical, ec);
-    throw IoError(w.file_name + ": cannot rename the finished file into place: " + ec.message());
+    throw IoError(w.file_name + ": cannot rename the finished file into place: " + why);
   }
   w.committed = true;
 }

@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "core/errors.hpp"
+#include "io/hdf5_library.hpp"
 
 namespace datadyn::io::h5 {
 
@@ -299,3 +300,12 @@ Shape dataset_shape(hid_t dataset) {
 }
 
 }  // namespace datadyn::io::h5
+
+namespace datadyn::io {
+
+void skip_hdf5_cleanup_at_exit() {
+  static std::once_flag once;
+  std::call_once(once, [] { H5dont_atexit(); });
+}
+
+}  // namespace datadyn::io

@@ -3,7 +3,7 @@
 #include "io/vdb_level_set.hpp"
 
 #include <cstdio>
-#include <fstream>
+#include <sstream>
 
 #include <openvdb/openvdb.h>
 #include <openvdb/tools/Interpolation.h>
@@ -427,11 +427,8 @@ namespace {
 /// OpenVDB writes a random UUID into every file header (bytes 21-56 of format 224: after the
 /// magic number, file version, library version and the grid-offsets flag). Replace it with one
 /// derived from the rest of the file (FNV-1a, 128 bits), so the same grid gives the same bytes.
-void make_uuid_deterministic(const std::filesystem::path& path) {
+void make_uuid_deterministic(std::string& bytes, const std::filesystem::path& path) {
   constexpr std::size_t kOffset = 21, kLength = 36;
-  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
-  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  if (!f.good() && !f.eof()) throw IoError(path.string() + ": cannot read back the VDB");
   if (bytes.size() < kOffset + kLength || bytes[kOffset + 8] != '-' || bytes[kOffset + 13] != '-')
     throw IoError(path.string() + ": unexpected VDB header (no UUID at byte 21)");
   std::uint64_t h[2] = {0xcbf29ce484222325ull, 0x84222325cbf29ce4ull};
@@ -446,12 +443,20 @@ void make_uuid_deterministic(const std::filesystem::path& path) {
                 static_cast<unsigned>((h[0] >> 16) & 0xffff), static_cast<unsigned>(h[0] & 0xffff),
                 static_cast<unsigned>(h[1] >> 48),
                 static_cast<unsigned long long>(h[1] & 0xffffffffffffull));
-  f.clear();
-  f.seekp(static_cast<std::streamoff>(kOffset));
-  f.write(uuid, kLength);
-  f.flush();
-  if (!f) throw IoError(path.string() + ": cannot write the VDB header");
+  bytes.replace(kOffset, kLength, uuid, kLength);
 }
+
+/// The bytes openvdb::io::File::write puts in a file (a seekable archive), produced in memory:
+/// File::write streams into an std::ofstream whose failures it never checks, so a full disk left a
+/// truncated .vdb and exit 0. The bytes go to disk through AtomicFile, which checks every write.
+class MemoryArchive : public openvdb::io::Archive {
+ public:
+  std::string bytes(const openvdb::GridCPtrVec& grids) const {
+    std::ostringstream os(std::ios_base::out | std::ios_base::binary);
+    Archive::write(os, grids, /*seekable=*/true);
+    return std::move(os).str();
+  }
+};
 
 }  // namespace
 
@@ -464,15 +469,15 @@ void write_vdb(const std::filesystem::path& path, const LevelSet& level_set,
   grid->setGridClass(openvdb::GRID_LEVEL_SET);
   grid->setSaveFloatAsHalf(false);
   for (const auto& [k, v] : metadata) grid->insertMeta(k, openvdb::StringMetadata(v));
-  AtomicFile file(path, AtomicFile::ByName{});
+  std::string bytes;
   try {
-    openvdb::io::File out(file.temporary_path().string());
-    out.write({grid});
-    out.close();
+    bytes = MemoryArchive().bytes({grid});
   } catch (const openvdb::Exception& e) {
     throw IoError(path.string() + ": cannot write the VDB: " + e.what());
   }
-  make_uuid_deterministic(file.temporary_path());
+  make_uuid_deterministic(bytes, path);
+  AtomicFile file(path);
+  file.write(bytes);
   file.commit();
 }
 

@@ -136,6 +136,20 @@ TEST_CASE("an output directory that does not exist exits 1 with a clear message"
   CHECK(r.err.find("does not exist") != std::string::npos);
 }
 
+TEST_CASE("a full disk exits 1 naming the file and the cause, and leaves no file") {
+  // A file-size limit of a few kB (its signal ignored, so writes fail with EFBIG as they would
+  // with ENOSPC) stops the cache mid-write. HDF5 1.10 used to crash at exit on the file whose
+  // close had failed: a segfault after the message.
+  TempDir dir;
+  const auto out = dir / "big.h5";
+  const auto r =
+      run_command("ulimit -f 8; trap '' XFSZ; exec " + kFixture + " -q -o " + out.string());
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find(out.string() + ": ") != std::string::npos);
+  CHECK(r.err.find("File too large") != std::string::npos);
+  CHECK(std::filesystem::is_empty(dir.path()));
+}
+
 TEST_CASE("SIGTERM mid-run exits 1 and leaves no file, not even a temporary one") {
   TempDir dir;
   const std::string out = (dir / "slow.h5").string();

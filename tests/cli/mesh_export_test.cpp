@@ -134,7 +134,41 @@ TEST_CASE("mesh-export: bad input exits 1, names what is wrong and leaves no fil
   r = run_command(kTool + " -i " + (s.dir / "nope.h5").string() + s.o("c.obj"));
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("nope.h5: no such file") != std::string::npos);
+  // An output path that is a directory is not replaced by the file.
+  std::filesystem::create_directory(s.out / "c.pc2");
+  r = s.run("--sequence cloth" + s.o("c.pc2"));
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("c.pc2: cannot write: it exists and is not a regular file") !=
+        std::string::npos);
+  CHECK(std::filesystem::is_directory(s.out / "c.pc2"));
+  std::filesystem::remove(s.out / "c.pc2");
   CHECK(s.out_empty());
+}
+
+TEST_CASE("mesh-export: a full disk fails every format with exit 1 and no file") {
+  // A file-size limit of 1 kB, its signal ignored: writes fail with EFBIG as with ENOSPC.
+  // OpenVDB's own writer never checked its stream and left truncated .vdb files with exit 0.
+  Setup s;
+  for (const std::string out : {"c.####.obj", "c.####.ply", "c.pc2", "c.mdd", "c.usda", "d.vdb"}) {
+    CAPTURE(out);
+    const std::string seq = out[0] == 'd' ? "drops --set level_set.voxel_size=0.01" : "cloth";
+    const auto r = run_command("ulimit -f 2; trap '' XFSZ; exec " + kTool + " -q -i " + s.cache +
+                               " --sequence " + seq + s.o(out));
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("File too large") != std::string::npos);
+    // Frames finished before the failure stay (complete, as after any failed run); no file is
+    // half written and no temporary file or spool is left.
+    for (const auto& e : std::filesystem::directory_iterator(s.out)) {
+      const std::string name = e.path().filename().string();
+      CAPTURE(name);
+      CHECK(name.find(".tmp-") == std::string::npos);
+      CHECK(name.find("spool") == std::string::npos);
+      if (e.path().extension() == ".vdb")
+        CHECK(run_command("vdb_print " + e.path().string()).exit_code == 0);
+      if (e.path().extension() == ".obj") CHECK(!datadyn::test::read_obj(e.path()).f.empty());
+      std::filesystem::remove(e.path());
+    }
+  }
 }
 
 TEST_CASE("mesh-export: usage and config errors exit 2 and leave no file") {

@@ -7,6 +7,7 @@
 
 #include "core/errors.hpp"
 #include "io/atomic_file.hpp"
+#include "io/cache.hpp"
 #include "io/mesh_formats.hpp"
 #include "io/point_cache.hpp"
 #include "io/usda_writer.hpp"
@@ -306,4 +307,28 @@ TEST_CASE("check_writable_directory: missing, a file, or an unwritable directory
   // /proc takes no new files, even from root.
   CHECK_THROWS_AS(check_writable_directory("/proc/x.obj"), IoError);
   CHECK(files_in(dir.path()) == 1);
+}
+
+TEST_CASE("an output path holding a directory, a device or a link is refused, not replaced") {
+  // The finished file is renamed over the path: as root, `-o /dev/null` used to turn the device
+  // into a regular file.
+  TempDir dir;
+  std::filesystem::create_directory(dir / "d.obj");
+  std::ofstream(dir / "target") << "keep";
+  std::filesystem::create_symlink(dir / "target", dir / "link.obj");
+  for (const auto& p : {dir / "d.obj", dir / "link.obj", std::filesystem::path("/dev/null")}) {
+    CAPTURE(p);
+    CHECK_THROWS_WITH_AS(check_writable_directory(p),
+                         doctest::Contains("exists and is not a regular file"), IoError);
+    CHECK_THROWS_WITH_AS(AtomicFile{p}, doctest::Contains("exists and is not a regular file"),
+                         IoError);
+    CHECK_THROWS_WITH_AS(CacheWriter(p, Provenance{}),
+                         doctest::Contains("exists and is not a regular file"), IoError);
+  }
+  CHECK(std::filesystem::is_directory(dir / "d.obj"));
+  CHECK(std::filesystem::is_symlink(dir / "link.obj"));
+  CHECK(std::filesystem::is_character_file("/dev/null"));
+  CHECK(files_in(dir.path()) == 3);  // nothing else, no temporary file
+  std::ofstream(dir / "plain.obj") << "old";
+  CHECK_NOTHROW(check_writable_directory(dir / "plain.obj"));  // a file is replaced as before
 }
