@@ -119,8 +119,8 @@ Points3 upscale_frame(const Points3& m2, const Points3& m1, const Points3& m0,
     return learn::predict(model->network, model->input, model->output, x);
   };
   if (model->miniature == "simulated")
-    return interpolate_upscale(correct_miniature(m2, m1, m0, grid, model->options, regressor),
-                               grid, Interpolation::Bicubic);
+    return interpolate_upscale(correct_miniature(m2, m1, m0, grid, model->options, regressor), grid,
+                               Interpolation::Bicubic);
   return regressor_upscale(m2, m1, m0, grid, model->options, regressor);
 }
 
@@ -711,7 +711,22 @@ void run_upscale(app::Context& ctx, const ClothConfig& config, const std::string
     io::CacheReader cache(inputs[next]);
     for (const auto& name : cache.sequence_names()) {
       const auto seq = cache.sequence(name);
-      jobs.push_back({name, params_of(seq, inputs[next].string()), read_frames(seq)});
+      Job job{name, params_of(seq, inputs[next].string()), read_frames(seq)};
+      // The patches index the miniature as an nx x ny grid: another point count (an empty
+      // sequence crashed the upscaling) or a non-finite position is refused here.
+      const Eigen::Index expected = static_cast<Eigen::Index>(job.mini.nx) * job.mini.ny;
+      for (std::size_t t = 0; t < job.frames.size(); ++t) {
+        const Points3& x = job.frames[t];
+        if (x.rows() != expected || !x.allFinite())
+          throw IoError(inputs[next].string() + ": /sequences/" + name + "/positions: frame " +
+                        std::to_string(t + 1) + " has " + std::to_string(x.rows()) + " points" +
+                        (x.allFinite() ? "" : " with a non-finite coordinate") +
+                        ", expected the miniature's " + std::to_string(job.mini.nx) + " x " +
+                        std::to_string(job.mini.ny) + " finite points");
+      }
+      if (job.frames.empty())
+        throw IoError(inputs[next].string() + ": /sequences/" + name + ": no frames");
+      jobs.push_back(std::move(job));
     }
   } else {
     const auto runs = expand_runs(config);
@@ -922,8 +937,7 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
   for (std::size_t m = 0; m < models.size(); ++m)
     if (models[m].second.factor == models.front().second.factor) {
       json row = method_row(
-          models[m].second.miniature == "simulated" ? "corrector + bicubic" : "network",
-          acc[m][3]);
+          models[m].second.miniature == "simulated" ? "corrector + bicubic" : "network", acc[m][3]);
       row["model"] = models[m].first;
       per_method.push_back(row);
     }
@@ -957,9 +971,8 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
           (r["features_local"].get<bool>() ? "yes" : "no") + " | " +
           (r["features_residual"].get<bool>() ? "yes" : "no") + " | " +
           (r["train_miniature"] == "simulated" ? "simulated miniature (corrector)" : "DSDS") +
-          " | " + num(r, "train_loss") +
-          " | " + num(r, "test_loss") + " | " + num(r, "error") + " | " + num(r, "dsds_error") +
-          " | " + ms(r, "ms_per_frame") + " |\n";
+          " | " + num(r, "train_loss") + " | " + num(r, "test_loss") + " | " + num(r, "error") +
+          " | " + num(r, "dsds_error") + " | " + ms(r, "ms_per_frame") + " |\n";
   md +=
       "\n## Upscaling method, the first model's DSDS factor (paper table 6: bilinear 1.826e-3, "
       "biquadratic 1.825e-3, bicubic 1.825e-3, network 1.816e-3). Roughness: the mean second "

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <limits>
 #include <numbers>
@@ -340,6 +341,23 @@ Scene build_scene(const SceneConfig& config, const std::filesystem::path& base,
       const auto path = resolve(base, bc.render.file);
       SurfaceMesh surface = load_obj(path);
       surface.vertices *= bc.render.scale;
+      // The render mesh wraps the body: a vertex beyond the body's bounding box grown by its own
+      // size is a units or file mistake (and one at 1e308 made the embedding index no tet).
+      const Eigen::Vector3d lo = s.mesh.vertices.colwise().minCoeff().transpose(),
+                            hi = s.mesh.vertices.colwise().maxCoeff().transpose(),
+                            grow = Eigen::Vector3d::Constant((hi - lo).norm());
+      for (Eigen::Index v = 0; v < surface.vertices.rows(); ++v) {
+        const Eigen::Vector3d p = surface.vertices.row(v).transpose();
+        if (!((p.array() >= (lo - grow).array()).all() &&
+              (p.array() <= (hi + grow).array()).all())) {
+          char at[96];
+          std::snprintf(at, sizeof at, "(%.4g, %.4g, %.4g)", p.x(), p.y(), p.z());
+          throw IoError(path.string() + ": vertex " + std::to_string(v + 1) + " at " + at +
+                        " m is far outside the body it should wrap, expected the render mesh "
+                        "around the simulation mesh (" +
+                        where + "/render/file)");
+        }
+      }
       s.render = embed_surface(s.mesh, surface);
       if (note)
         note("body '" + bc.name + "': render mesh " + path.string() + " (" +

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/types.hpp"
 #include "io/cache.hpp"
 #include "support/file_bytes.hpp"
 #include "support/process.hpp"
@@ -52,7 +53,8 @@ TEST_CASE("cloth-train: the same seed gives the same model bytes at --threads 1 
   CHECK(model.shape("/model/history/test_loss") == datadyn::io::Shape{4});
 }
 
-TEST_CASE("cloth-train: simulate and upscale write the same bytes at --threads 1 and 2 and any SIMD") {
+TEST_CASE(
+    "cloth-train: simulate and upscale write the same bytes at --threads 1 and 2 and any SIMD") {
   // 65 x 65 particles (33 x 33 miniature): large enough that the solver's two substitution groups,
   // the right-hand side's row chunks and the patch assembly's row chunks all run in parallel.
   TempDir dir;
@@ -84,8 +86,9 @@ TEST_CASE("cloth-train: simulate and upscale write the same bytes at --threads 1
   // The network's lane forward pass at the baseline vector width (core/simd.hpp) from the same
   // relative paths: the same bytes as at the CPU's widest.
   std::filesystem::create_directories(dir / "run3");
-  auto r = run_command("cd " + (dir / "run3").string() + " && " + env + "DATADYN_SIMD=baseline " +
-                       kTool + " upscale" + big + " --threads 2 --method network -i ../m.h5 -o up.h5");
+  auto r =
+      run_command("cd " + (dir / "run3").string() + " && " + env + "DATADYN_SIMD=baseline " +
+                  kTool + " upscale" + big + " --threads 2 --method network -i ../m.h5 -o up.h5");
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(file_bytes(dir / "run3/up.h5") == file_bytes(dir / "run2/up.h5"));
@@ -188,6 +191,31 @@ TEST_CASE("cloth-train: a DSDS factor that does not divide the grid is a config 
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/dsds_factor") != std::string::npos);
   CHECK(!std::filesystem::exists(dir / "t.h5"));
+}
+
+TEST_CASE("cloth-train: a miniature whose point count is not its grid's exits 1 naming it") {
+  // Patches index the miniature as an nx x ny grid; an empty sequence crashed upscale.
+  TempDir dir;
+  const auto t = (dir / "t.h5").string(), bad = (dir / "bad.h5").string();
+  REQUIRE(run_command(kTool + " simulate" + kSmall + " -o " + t).exit_code == 0);
+  {
+    datadyn::io::CacheReader in(t);
+    const auto json =
+        std::get<std::string>(in.sequence("curtain_000").attributes().at("cloth_json"));
+    datadyn::io::CacheWriter w(bad, {"test", "", "{}", ""});
+    auto& seq = w.add_sequence("curtain_000", {24.0, 3});
+    seq.set_attribute("cloth_json", json);
+    const datadyn::Points3 x = datadyn::Points3::Zero(5, 3);  // the grid is 9 x 9
+    seq.append_frame(1, 0.0, {{"points/position", datadyn::io::view(x)}});
+    w.commit();
+  }
+  const auto out = dir / "up.h5";
+  const auto r = run_command(kTool + " upscale" + kSmall + " --method bicubic -i " + bad + " -o " +
+                             out.string());
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("bad.h5: /sequences/curtain_000/positions: frame 1 has 5 points, expected the "
+                   "miniature's 9 x 9 finite points") != std::string::npos);
+  CHECK(!std::filesystem::exists(out));
 }
 
 TEST_CASE("cloth-train: train.miniature=simulated trains a corrector on the simulated miniature") {

@@ -225,6 +225,19 @@ TEST_CASE("sm-example-sim: an example with another vertex count exits 1 naming t
         std::string::npos);
 }
 
+TEST_CASE("sm-example-sim: a render mesh far outside the body exits 1 naming file and vertex") {
+  // A vertex at 1e308 made the embedding find no tet and crashed the tool.
+  TempDir dir;
+  std::ofstream(dir / "far.obj") << "v 1e308 0 0\nv 0 1 0\nv 0 0 1\nf 1 2 3\n";
+  const auto r = run_command(kSim + " --set bodies.0.render.type=obj --set bodies.0.render.file=" +
+                             (dir / "far.obj").string() + " -o " + (dir / "x.h5").string());
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("far.obj: vertex 1 at (1e+308, 0, 0) m is far outside the body it should "
+                   "wrap") != std::string::npos);
+  CHECK(r.err.find("(/bodies/0/render/file)") != std::string::npos);
+  CHECK(!std::filesystem::exists(dir / "x.h5"));
+}
+
 TEST_CASE(
     "sm-example-sim: a diverging run exits 1 naming frame and particle, earlier frames stay") {
   TempDir dir;

@@ -195,6 +195,19 @@ TEST_CASE("tetrahedralize_surface: unusable surfaces give a clear IoError") {
     INFO(m);
     CHECK(contains(m, "the surface intersects or touches itself ("));
   }
+  SUBCASE("a vertex far out or all vertices in one plane: refused before TetGen, which crashed") {
+    SurfaceMesh far = box;
+    far.vertices(6, 0) = 1e308;
+    std::string m = io_error_message(far, o);
+    CHECK(contains(m, "a vertex coordinate of 1e+308 m, expected at most 1e+09 m in magnitude"));
+    SurfaceMesh flat = box;
+    flat.vertices.col(2).setZero();
+    m = io_error_message(flat, o);
+    CHECK(contains(m, "the surface is flat (its bounding box is 1 x 1 x 0 m)"));
+    SurfaceMesh point = box;
+    point.vertices.setZero();
+    CHECK(contains(io_error_message(point, o), "the surface is flat"));
+  }
   SUBCASE("two disjoint boxes are fine: two solids") {
     const SurfaceMesh other = box_surface(Eigen::Vector3d(2, 0, 0), Eigen::Vector3d(3, 1, 1));
     const SurfaceMesh two = merged(box, other);
