@@ -46,19 +46,6 @@ void check_closed_surface(const SurfaceMesh& surface) {
                   std::to_string(T) + " triangles, expected a closed surface (at least 4 of each)");
   if (!surface.vertices.allFinite())
     throw IoError(std::string(kWhere) + "the surface has a non-finite vertex coordinate");
-  // TetGen's predicates multiply coordinates (a 1e308 overflows to infinity and crashed it) and
-  // need a solid (all vertices at one point, or in one plane, crashed it too).
-  const double largest = surface.vertices.cwiseAbs().maxCoeff();
-  if (largest > kLargestCoordinate)
-    throw IoError(std::string(kWhere) + "the surface has a vertex coordinate of " +
-                  approx(largest) + " m, expected at most " + approx(kLargestCoordinate) +
-                  " m in magnitude");
-  const Eigen::Vector3d extent =
-      surface.vertices.colwise().maxCoeff() - surface.vertices.colwise().minCoeff();
-  if (!(extent.minCoeff() > 1e-9 * extent.maxCoeff()))
-    throw IoError(std::string(kWhere) + "the surface is flat (its bounding box is " +
-                  approx(extent.x()) + " x " + approx(extent.y()) + " x " + approx(extent.z()) +
-                  " m), expected a closed surface around a solid");
   std::vector<std::pair<int, int>> edges;
   edges.reserve(static_cast<std::size_t>(T) * 3);
   for (Eigen::Index t = 0; t < T; ++t) {
@@ -88,6 +75,19 @@ void check_closed_surface(const SurfaceMesh& surface) {
                     (j - i == 1 ? "a hole or crack" : "a non-manifold edge") + ")");
     i = j;
   }
+  // TetGen's predicates multiply coordinates (a 1e308 overflows to infinity and crashed it) and
+  // need a solid (all vertices at one point, or in one plane, crashed it too).
+  const double largest = surface.vertices.cwiseAbs().maxCoeff();
+  if (largest > kLargestCoordinate)
+    throw IoError(std::string(kWhere) + "the surface has a vertex coordinate of " +
+                  approx(largest) + " m, expected at most " + approx(kLargestCoordinate) +
+                  " m in magnitude");
+  const Eigen::Vector3d extent =
+      surface.vertices.colwise().maxCoeff() - surface.vertices.colwise().minCoeff();
+  if (!(extent.minCoeff() > 1e-9 * extent.maxCoeff()))
+    throw IoError(std::string(kWhere) + "the surface is flat (its bounding box is " +
+                  approx(extent.x()) + " x " + approx(extent.y()) + " x " + approx(extent.z()) +
+                  " m), expected a closed surface around a solid");
 }
 
 [[noreturn]] void rethrow_tetgen_code(int code, const std::string& switches) {
