@@ -215,6 +215,11 @@ void read_database_params(ConfigReader& r, DatabaseParams& p) {
     solver.fail("leak_depth", "a depth <= wall_layers + dummy_layers (" +
                                   std::to_string(p.scene.wall_layers + p.scene.dummy_layers) +
                                   " l0)");
+  // A million frames (9 hours at 30 fps): beyond it duration x frame_rate is a typo, and at 1e20
+  // the frame count no longer fits an integer.
+  if (!(p.scene.duration * p.scene.frame_rate <= 1e6))
+    scene.fail("duration", "at most 1e6 frames of output (duration x frame_rate = " +
+                               num(p.scene.duration * p.scene.frame_rate) + ")");
   // Checks across keys: the lattice is of a size that can be built, every simulation's water fits
   // in the tank, a fixed step keeps the Courant bound for the fastest column.
   Eigen::Vector2d lo = p.scene.tank.vertices.front(), hi = lo;

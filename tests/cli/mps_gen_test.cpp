@@ -141,7 +141,7 @@ TEST_CASE("mps-gen: a water column outside the tank exits 2 naming the particle"
   CHECK(!std::filesystem::exists(dir / "x.h5"));
 }
 
-TEST_CASE("mps-gen: a spacing or water far beyond the tank's size exits 2 at once") {
+TEST_CASE("mps-gen: sizes no scene has (spacing, water, duration) exit 2 at once") {
   // Each of these used to run for ever: building a lattice of 2e14 points, or walking a column
   // 1e308 m high.
   TempDir dir;
@@ -155,6 +155,10 @@ TEST_CASE("mps-gen: a spacing or water far beyond the tank's size exits 2 at onc
   CHECK(r.err.find("c.json: /scene/l0: expected a spacing of at least 0.000141421 m (at most 1e8 "
                    "lattice points in the tank's 2 x 1 m bounding box), got 1e-07") !=
         std::string::npos);
+  r = run(R"({"scene": {"duration": 1e20}})");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("c.json: /scene/duration: expected at most 1e6 frames of output (duration x "
+                   "frame_rate = 3e+21), got 1e+20") != std::string::npos);
   r = run(R"({"sweep": {"heights": [0.2, 1e308]}})");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("c.json: /sweep: sim_001 (column x 0 m, width 0.3 m, height 1e+308 m") !=
