@@ -109,9 +109,13 @@ std::string last_token(const std::string& p) {
 
 const json* find(const json& doc, const std::string& pointer) {
   if (pointer.empty()) return &doc;
-  const json::json_pointer ptr(pointer);
-  if (!doc.contains(ptr)) return nullptr;
-  return &doc.at(ptr);
+  try {
+    const json::json_pointer ptr(pointer);
+    if (!doc.contains(ptr)) return nullptr;
+    return &doc.at(ptr);
+  } catch (const json::exception&) {
+    return nullptr;  // a token json cannot resolve, e.g. a list index beyond 2^64 from --set
+  }
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 #include <tbb/global_control.h>
 
 #include <cstdlib>
+#include <new>
+#include <stdexcept>
 #include <thread>
 #include <utility>
 
@@ -169,6 +171,24 @@ std::filesystem::path Context::output(const std::string& fallback) const {
   return fallback;
 }
 
+std::filesystem::path Context::side_output(const std::filesystem::path& path,
+                                           const std::filesystem::path& main_output,
+                                           const std::string& what) const {
+  const auto same = [&](const std::filesystem::path& other) {
+    std::error_code ec;
+    return std::filesystem::weakly_canonical(path, ec) ==
+           std::filesystem::weakly_canonical(other, ec);
+  };
+  for (const auto& in : options_.inputs)
+    if (same(in))
+      throw UsageError(what + ": " + path.string() +
+                       " is also an input, which it would overwrite; give another file");
+  if (same(main_output))
+    throw UsageError(what + ": " + path.string() +
+                     " is also the output, which it would replace; give another file");
+  return path;
+}
+
 // ------------------------------------------------------------------------------------------------
 // Tool
 
@@ -303,6 +323,16 @@ int Tool::run(int argc, char** argv) {
     return 2;
   } catch (const InternalError& e) {
     spdlog::error("internal error: {}", e.what());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    spdlog::error(
+        "out of memory: the inputs or settings ask for more than this machine has "
+        "(check sizes, counts and spacings in the config)");
+    return 1;
+  } catch (const std::length_error&) {
+    spdlog::error(
+        "out of memory: the inputs or settings ask for an array larger than any "
+        "machine holds (check sizes, counts and spacings in the config)");
     return 1;
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());

@@ -95,6 +95,11 @@ class Context {
   std::filesystem::path input() const;
   /// The -o path, or `fallback` when -o was not given (empty fallback: -o is required).
   std::filesystem::path output(const std::string& fallback = "") const;
+  /// `path` as a second output (a report, a plot) beside `main_output`; throws UsageError naming
+  /// `what` ("--report", "/report") if it is an input or the main output, which it would replace.
+  std::filesystem::path side_output(const std::filesystem::path& path,
+                                    const std::filesystem::path& main_output,
+                                    const std::string& what) const;
 
  private:
   void accept_config(const json& resolved);

@@ -10,6 +10,7 @@
 #include "core/errors.hpp"
 #include "flesh/skin_loader_io.hpp"
 #include "flesh/skinned_body.hpp"
+#include "io/atomic_file.hpp"
 #include "io/cache.hpp"
 #include "io/tetrahedralize.hpp"
 
@@ -105,14 +106,9 @@ std::filesystem::path report_path(const std::string& configured,
 }
 
 void write_json(const std::filesystem::path& path, const json& j) {
-  const std::filesystem::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp);
-    if (!out) throw IoError(path.string() + ": cannot write the report");
-    out << j.dump(2) << "\n";
-    if (!out) throw IoError(path.string() + ": cannot write the report");
-  }
-  std::filesystem::rename(tmp, path);
+  io::AtomicFile file(path);
+  file.write(j.dump(2) + "\n");
+  file.commit();
 }
 
 /// A rigged mesh as a simulation body: the file's surface welded and tetrahedralised by TetGen
@@ -335,6 +331,9 @@ void run_fit(app::Context& ctx) {
     throw UsageError("-i/--input: give one or more caches with sequences \"" + c.target_sequence +
                      "\" and \"" + c.truth_sequence + "\"");
   const auto out = ctx.output("springs.h5");
+  // Checked before any work: the report must not replace an input or the cache.
+  const auto rp = ctx.side_output(report_path(c.report, out), out, "/report");
+  io::check_writable_directory(rp);
   std::vector<LoadedSequence> targets, truths;
   for (const auto& in : inputs) {
     io::CacheReader cache(in);
@@ -450,7 +449,6 @@ void run_fit(app::Context& ctx) {
     s.append_frame(0, 0.0, {{"points/position", io::view(rest)}});
   }
   w.commit();
-  const auto rp = report_path(c.report, out);
   write_json(rp, report);
   spdlog::info("wrote {} and {}", out.string(), rp.string());
 }
@@ -466,6 +464,8 @@ void run_apply(app::Context& ctx) {
     throw UsageError("-i/--input: give an animation cache (sequence \"" + c.target_sequence +
                      "\") and a springs cache (/springs/ks, from `spring-fit fit`)");
   const auto out = ctx.output("spring_dynamic.h5");
+  const auto rp = ctx.side_output(report_path(c.report, out), out, "/report");
+  if (!c.truth_sequence.empty()) io::check_writable_directory(rp);
   io::CacheReader anim(*anim_file), springs_cache(*springs_file);
   const LoadedSequence target = load_sequence(anim, c.target_sequence);
   Springs springs;
@@ -518,7 +518,6 @@ void run_apply(app::Context& ctx) {
     const double rms_t = std::sqrt(e_target / count), rms_s = std::sqrt(e_springs / count);
     spdlog::info("against {}: rms error {:.3e} m with the target alone, {:.3e} m with springs",
                  c.truth_sequence, rms_t, rms_s);
-    const auto rp = report_path(c.report, out);
     write_json(rp, {{"rms_target_m", rms_t},
                     {"rms_springs_m", rms_s},
                     {"frames", target.frames.size()},

@@ -525,14 +525,17 @@ void run_wave_edit(const EditParams& p, const EditRun& run) {
     chosen_h[i] = problem.heights(chosen.simulation[i]);
     greedy_h[i] = greedy ? problem.heights(greedy->simulation[i]) : chosen_h[i];
   }
-  write_text(run.report, report.dump(2) + "\n");
-  write_text(run.plot, selection_svg(z, target, chosen_h, greedy_h,
-                                     "target and achieved heights at s = " +
-                                         std::to_string(p.cross_section).substr(0, 6) +
-                                         " m, alpha " + std::to_string(p.alpha).substr(0, 4)));
-  spdlog::info("objective (eq. 7): optimal {:.6f}, greedy {}; report {}, picture {}",
-               optimal.objective, greedy ? std::to_string(greedy->objective) : "-",
-               run.report.string(), run.plot.string());
+  // The report and the picture are written after the cache, so a run that fails (a bad --frames,
+  // a full disk) leaves neither beside a missing cache.
+  const std::string report_text = report.dump(2) + "\n";
+  const std::string plot_text = selection_svg(
+      z, target, chosen_h, greedy_h,
+      "target and achieved heights at s = " + std::to_string(p.cross_section).substr(0, 6) +
+          " m, alpha " + std::to_string(p.alpha).substr(0, 4));
+  io::check_writable_directory(run.report);
+  io::check_writable_directory(run.plot);
+  spdlog::info("objective (eq. 7): optimal {:.6f}, greedy {}", optimal.objective,
+               greedy ? std::to_string(greedy->objective) : "-");
 
   // The 3D level-set sequence.
   std::vector<std::size_t> frame_index;
@@ -610,6 +613,9 @@ void run_wave_edit(const EditParams& p, const EditRun& run) {
   }
   progress.finish();
   writer.commit();
+  write_text(run.report, report_text);
+  write_text(run.plot, plot_text);
+  spdlog::info("report {}, picture {}", run.report.string(), run.plot.string());
 }
 
 }  // namespace datadyn::wave

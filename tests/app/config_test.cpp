@@ -168,6 +168,12 @@ TEST_CASE("config: --set parses by the type of the value it replaces") {
   CHECK(load(R"({"dt": 0.5})", {"dt=0.25"}).dt == 0.25);
 }
 
+TEST_CASE("config: a --set list index beyond any integer is an unknown key, not a crash") {
+  CHECK(error_of("{}", {"bodies.99999999999999999999.alpha=1"}) ==
+        "--set bodies.99999999999999999999.alpha: /bodies/99999999999999999999/alpha: unknown key "
+        "\"alpha\" (no keys are known here)");
+}
+
 TEST_CASE("config: bad --set values and unknown --set keys") {
   CHECK(error_of("{}", {"dt=abc"}) == "--set dt: /dt: expected a number > 0, got \"abc\"");
   CHECK(error_of("{}", {"walls.restitution=2"}) ==

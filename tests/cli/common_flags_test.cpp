@@ -150,6 +150,18 @@ TEST_CASE("a full disk exits 1 naming the file and the cause, and leaves no file
   CHECK(std::filesystem::is_empty(dir.path()));
 }
 
+TEST_CASE("a request beyond the memory exits 1 saying so, and leaves no file") {
+  // 2e8 points need 4.8 GB; the address space is capped at 2 GB. The message used to be the bare
+  // "std::bad_alloc".
+  TempDir dir;
+  const auto r = run_command("ulimit -v 2000000; exec " + kFixture +
+                             " -q --set points=200000000 -o " + (dir / "x.h5").string());
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("out of memory: the inputs or settings ask for more than this machine has") !=
+        std::string::npos);
+  CHECK(std::filesystem::is_empty(dir.path()));
+}
+
 TEST_CASE("SIGTERM mid-run exits 1 and leaves no file, not even a temporary one") {
   TempDir dir;
   const std::string out = (dir / "slow.h5").string();

@@ -159,6 +159,15 @@ TEST_CASE("spring-fit: mismatched or broken training data is an error naming fil
   r = fit_with("fit.rigid_tolerance=-1");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/fit/rigid_tolerance") != std::string::npos);
+  // A report path that is an input or the output would replace it (it used to, after the fit).
+  r = fit_with("report=" + (dir / "ok.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/report: " + (dir / "ok.h5").string() + " is also an input") !=
+        std::string::npos);
+  r = fit_with("report=" + (dir / "s.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("is also the output, which it would replace") != std::string::npos);
+  CHECK(datadyn::io::CacheReader(dir / "ok.h5").sequence_names().size() == 2);
   CHECK(!std::filesystem::exists(dir / "s.h5"));
   // Pins on the centre line only (rings of 0.06 m, pin radius 0.05 m) would let the body spin
   // freely about it.

@@ -158,8 +158,29 @@ TEST_CASE("wave-edit: bad databases and bad edits are clear errors that write no
                   (dir / "z.h5").string());
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/fixed/0/slice: expected an integer in [0, 4], got 7") != std::string::npos);
-  for (const char* name : {"x.h5", "y.h5", "z.h5"})
+  // A frame not in the database: no cache, and no report or picture beside it either (they used
+  // to be written before the frames were checked).
+  r = run_command(kTool + " -i " + (dir / "db.h5").string() + " -c " +
+                  (dir / "edit.json").string() + " --frames 99 -o " + (dir / "w.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--frames: frame 99 is not in the database") != std::string::npos);
+  // A report or picture path that is an input or the output would replace it: refused.
+  for (const std::string flag : {"--report ", "--plot "}) {
+    r = run_command(kTool + " -i " + (dir / "db.h5").string() + " -c " +
+                    (dir / "edit.json").string() + " " + flag + (dir / "db.h5").string() + " -o " +
+                    (dir / "v.h5").string());
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("db.h5 is also an input, which it would overwrite") != std::string::npos);
+  }
+  r = run_command(kTool + " -i " + (dir / "db.h5").string() + " -c " +
+                  (dir / "edit.json").string() + " --report " + (dir / "v.h5").string() + " -o " +
+                  (dir / "v.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("v.h5 is also the output, which it would replace") != std::string::npos);
+  for (const char* name : {"x.h5", "y.h5", "z.h5", "w.h5", "w.h5.report.json", "w.h5.heights.svg",
+                           "v.h5", "v.h5.report.json", "v.h5.heights.svg"})
     CHECK_FALSE(std::filesystem::exists(dir / name));
+  CHECK(datadyn::io::CacheReader(dir / "db.h5").sequence_names().size() == 3);
 }
 
 TEST_CASE("wave-edit on an mps-gen dam-break database: H_n grows with the column height") {

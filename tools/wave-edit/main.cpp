@@ -16,8 +16,13 @@ int main(int argc, char** argv) {
         wave::EditRun run;
         run.database = ctx.input();
         run.output = ctx.output("surface.h5");
-        run.report = report.empty() ? run.output.string() + ".report.json" : report;
-        run.plot = plot.empty() ? run.output.string() + ".heights.svg" : plot;
+        run.report = ctx.side_output(report.empty() ? run.output.string() + ".report.json" : report,
+                                     run.output, "--report");
+        run.plot = ctx.side_output(plot.empty() ? run.output.string() + ".heights.svg" : plot,
+                                   run.output, "--plot");
+        if (run.plot == run.report)
+          throw UsageError("--plot: " + run.plot.string() +
+                           " is also the report; give another file");
         run.frames = ctx.frames();
         run.shard = ctx.shard();
         run.dry_run = ctx.dry_run();
