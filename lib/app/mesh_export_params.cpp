@@ -63,10 +63,12 @@ void read_mesh_export_params(ConfigReader& r, io::MeshExportParams& p) {
     auto l = r.child("level_set");
     l.get("voxel_size", p.level_set.voxel_size, non_negative());
     l.get("radius", p.level_set.radius, non_negative());
-    l.get("half_width", p.level_set.half_width, at_least(1.0));
-    l.get("dilate", p.level_set.dilate, non_negative());
-    l.get("smooth", p.level_set.smooth, at_least(0));
-    l.get("erode", p.level_set.erode, non_negative());
+    // Widths in voxels up to 100: OpenVDB's narrow bands are a few voxels, and a dilation of 1e6
+    // voxels ran for ever instead of failing.
+    l.get("half_width", p.level_set.half_width, in_range(1.0, 100.0));
+    l.get("dilate", p.level_set.dilate, in_range(0.0, 100.0));
+    l.get("smooth", p.level_set.smooth, in_range(0, 100));
+    l.get("erode", p.level_set.erode, in_range(0.0, 100.0));
     l.get_enum(
         "rasterizer", p.level_set.rasterizer,
         {{"leaf", io::ParticleRasterizer::Leaf}, {"openvdb", io::ParticleRasterizer::OpenVdb}});
@@ -75,6 +77,10 @@ void read_mesh_export_params(ConfigReader& r, io::MeshExportParams& p) {
       l.fail("radius", "a radius of at least 1.5 voxels (" +
                            json_text(1.5 * p.level_set.voxel_size) +
                            " m; OpenVDB skips smaller particles)");
+    if (p.level_set.voxel_size > 0 && p.level_set.radius > 100 * p.level_set.voxel_size)
+      l.fail("radius", "a radius of at most 100 voxels (" +
+                           json_text(100 * p.level_set.voxel_size) +
+                           " m; each particle would fill millions of voxels)");
   }
   {
     auto m = r.child("meshing");

@@ -299,6 +299,15 @@ int Tool::run(int argc, char** argv) {
     Context ctx(name_, chosen->command, o, shell_quote(reproducible_args(args)));
     // Validate the flags that have a grammar before any work starts.
     const std::string what = name_ + (chosen->command.empty() ? "" : " " + chosen->command);
+    // An empty path or list given on purpose is a mistake (an unset shell variable), not "use the
+    // default".
+    for (const auto& [flag, empty] :
+         {std::pair{"-o", o.output.empty()}, std::pair{"-c", o.config.empty()},
+          std::pair{"--frames", o.frames.empty()}})
+      if (empty && chosen->app->count(flag) > 0)
+        throw UsageError(std::string(flag) + ": expected a value, got an empty one");
+    for (const auto& in : o.inputs)
+      if (in.empty()) throw UsageError("-i/--input: expected a file, got an empty path");
     if (ctx.frames() && !chosen->splits.frames)
       throw UsageError("--frames: " + what + " works on whole sequences and takes no frame list");
     if (ctx.shard().count != 1 && !chosen->splits.shards)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -164,6 +165,17 @@ Grid2Spec feature_grid(const EditParams& p, const Database& db, const io::CacheR
   }
   if (!(hi.x() > lo.x() && hi.y() > lo.y()))
     throw ConfigError("<config>", "/grid", "max > min", "an empty grid");
+  // At most 1e8 grid points (0.8 GB per simulation frame): a finer spacing is a typo, and at
+  // 1e-4 m on a 2 m flume the feature pass ran for hours.
+  const double points = ((hi.x() - lo.x()) / h + 1) * ((hi.y() - lo.y()) / h + 1);
+  if (!(points <= 1e8)) {
+    char buf[160];
+    std::snprintf(
+        buf, sizeof buf,
+        "a spacing giving at most 1e8 grid points over the %.4g x %.4g m grid (>= %.3g m)",
+        hi.x() - lo.x(), hi.y() - lo.y(), std::sqrt((hi.x() - lo.x()) * (hi.y() - lo.y()) / 1e8));
+    throw ConfigError("<config>", "/grid/spacing", buf, app::json_text(json(h)));
+  }
   Grid2Spec g;
   g.origin = lo;
   g.spacing = h;
@@ -390,6 +402,14 @@ void run_wave_edit(const EditParams& p, const EditRun& run) {
   const io::CacheReader cache(run.database);
   const Database db = open_database(cache);
   const Grid2Spec grid = feature_grid(p, db, cache);
+  // The 3D level set has one grid slice per spacing along z: at most 1e9 voxels (4 GB a frame).
+  const double depth = (p.slice_count - 1.0) * p.slice_spacing / grid.spacing + 1;
+  if (!(depth * static_cast<double>(grid.nx) * static_cast<double>(grid.ny) <= 1e9))
+    throw ConfigError("<config>", "/slices/spacing",
+                      "slices spanning at most 1e9 voxels of the 3D level set (" +
+                          std::to_string(grid.nx) + " x " + std::to_string(grid.ny) +
+                          " grid points a layer)",
+                      app::json_text(json(p.slice_spacing)));
   const double l0 = db.l0 > 0 ? db.l0 : grid.spacing;
   DensityParams density{p.influence_radius * l0, 0.25};
   const double iso =

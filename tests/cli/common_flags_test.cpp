@@ -67,6 +67,15 @@ TEST_CASE("--help and --version exit 0, parse errors exit 2") {
   CHECK(r.exit_code == 2);
   r = run_command(kCacheTool);  // a subcommand is required
   CHECK(r.exit_code == 2);
+  // An empty value (an unset shell variable) is not the default.
+  TempDir dir;
+  for (const std::string flag : {"-o", "-c", "--frames", "-i"}) {
+    r = run_command("cd " + dir.path().string() + " && " + kFixture + " " + flag + " ''");
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find(flag) != std::string::npos);
+    CHECK(r.err.find("empty") != std::string::npos);
+  }
+  CHECK(std::filesystem::is_empty(dir.path()));
 }
 
 TEST_CASE("config errors exit 2 and name file, key, value and what was expected") {

@@ -188,6 +188,16 @@ TEST_CASE("mesh-export: usage and config errors exit 2 and leave no file") {
   r = s.run("--set level_set.voxel_size=0.01 --set level_set.radius=0.01" + s.o("d.vdb"));
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/level_set/radius") != std::string::npos);
+  // Widths in voxels that would run for ever (a dilation of 1e6 voxels did).
+  r = s.run("--sequence drops --set level_set.dilate=1e6" + s.o("d.vdb"));
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/level_set/dilate: expected a number in [0, 100], got 1000000") !=
+        std::string::npos);
+  r = s.run("--sequence drops --set level_set.voxel_size=0.001 --set level_set.radius=1" +
+            s.o("d.vdb"));
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/level_set/radius: expected a radius of at most 100 voxels") !=
+        std::string::npos);
   r = s.run("--set level_set.radiu=1" + s.o("d.vdb"));
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("did you mean \"radius\"") != std::string::npos);

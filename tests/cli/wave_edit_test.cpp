@@ -158,6 +158,13 @@ TEST_CASE("wave-edit: bad databases and bad edits are clear errors that write no
                   (dir / "z.h5").string());
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/fixed/0/slice: expected an integer in [0, 4], got 7") != std::string::npos);
+  // A grid finer than any wave needs (it ran for hours at 1e-4 m).
+  r = run_command(kTool + " -i " + (dir / "db.h5").string() + " -c " +
+                  (dir / "edit.json").string() + " --set grid.spacing=1e-6 -o " +
+                  (dir / "w.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/grid/spacing: expected a spacing giving at most 1e8 grid points") !=
+        std::string::npos);
   // A frame not in the database: no cache, and no report or picture beside it either (they used
   // to be written before the frames were checked).
   r = run_command(kTool + " -i " + (dir / "db.h5").string() + " -c " +
