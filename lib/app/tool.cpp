@@ -312,6 +312,9 @@ int Tool::run(int argc, char** argv) {
       throw UsageError("--frames: " + what + " works on whole sequences and takes no frame list");
     if (ctx.shard().count != 1 && !chosen->splits.shards)
       throw UsageError("--shard: " + what + " cannot be split into shards");
+    if (!chosen->splits.config && (!o.config.empty() || !o.sets.empty()))
+      throw UsageError(std::string(o.config.empty() ? "--set" : "-c/--config") + ": " + what +
+                       " takes no config");
     if (const char* simd = std::getenv("DATADYN_SIMD"); simd && !parse_simd_level(simd))
       throw UsageError(std::string("DATADYN_SIMD: expected baseline, avx2 or avx512, got \"") +
                        simd + "\"");

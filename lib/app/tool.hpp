@@ -117,6 +117,7 @@ using Handler = std::function<void(Context&)>;
 struct Splits {
   bool frames = false;  ///< honours --frames
   bool shards = false;  ///< honours --shard K/N
+  bool config = true;   ///< reads a JSON config (-c, --set); false: either flag is a usage error
 };
 
 class Tool {

@@ -320,7 +320,8 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "a command that cannot split its work refuses --frames and --shard instead of ignoring them") {
+    "a command that cannot split its work or reads no config refuses those flags, not ignores "
+    "them") {
   TempDir dir;
   const auto out = dir / "w.h5";
   REQUIRE(run_command(kFixture + " -q --frames 1-2 -o " + out.string()).exit_code == 0);
@@ -330,6 +331,13 @@ TEST_CASE(
   r = run_command(kCacheTool + " info --frames 1-2 -i " + out.string());
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("--frames: dd-cache info works on whole sequences") != std::string::npos);
+  // dd-cache reads no config: -c or --set would be silently ignored.
+  r = run_command(kCacheTool + " check --set fiction=1 -i " + out.string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--set: dd-cache check takes no config") != std::string::npos);
+  r = run_command(kCacheTool + " info -c nope.json -i " + out.string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("-c/--config: dd-cache info takes no config") != std::string::npos);
   // cloth-train train reads whole caches: a shard would train a different model.
   r = run_command(std::string(DATADYN_BIN_DIR) + "/cloth-train train --shard 1/2 -i " +
                   out.string() + " -o " + (dir / "m.h5").string());

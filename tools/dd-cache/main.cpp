@@ -14,24 +14,30 @@
 int main(int argc, char** argv) {
   using datadyn::app::Context;
   datadyn::app::Tool tool("dd-cache", "Inspect, check and merge datadyn caches");
-  tool.command("info", "List the sequences, arrays, grids and provenance of caches",
-               [](Context& ctx) {
-                 if (ctx.inputs().empty())
-                   throw datadyn::UsageError("-i/--input: give at least one cache");
-                 for (const auto& in : ctx.inputs())
-                   std::fputs(datadyn::io::cache_summary(in).c_str(), stdout);
-               });
-  tool.command("check", "Validate caches and read every frame of every dataset", [](Context& ctx) {
-    if (ctx.inputs().empty()) throw datadyn::UsageError("-i/--input: give at least one cache");
-    for (const auto& in : ctx.inputs()) {
-      datadyn::io::check_cache(in, [&](const std::string& name, std::size_t frames) {
-        spdlog::info("{}: /sequences/{}: {} frames ok", in.string(), name, frames);
-      });
-      std::printf("%s: ok\n", in.c_str());
-    }
-  });
+  const datadyn::app::Splits kNoConfig{.config = false};
   tool.command(
-      "merge", "Merge the caches of a sharded run (-i per shard) into one (-o)", [](Context& ctx) {
+      "info", "List the sequences, arrays, grids and provenance of caches",
+      [](Context& ctx) {
+        if (ctx.inputs().empty()) throw datadyn::UsageError("-i/--input: give at least one cache");
+        for (const auto& in : ctx.inputs())
+          std::fputs(datadyn::io::cache_summary(in).c_str(), stdout);
+      },
+      kNoConfig);
+  tool.command(
+      "check", "Validate caches and read every frame of every dataset",
+      [](Context& ctx) {
+        if (ctx.inputs().empty()) throw datadyn::UsageError("-i/--input: give at least one cache");
+        for (const auto& in : ctx.inputs()) {
+          datadyn::io::check_cache(in, [&](const std::string& name, std::size_t frames) {
+            spdlog::info("{}: /sequences/{}: {} frames ok", in.string(), name, frames);
+          });
+          std::printf("%s: ok\n", in.c_str());
+        }
+      },
+      kNoConfig);
+  tool.command(
+      "merge", "Merge the caches of a sharded run (-i per shard) into one (-o)",
+      [](Context& ctx) {
         if (ctx.inputs().empty()) throw datadyn::UsageError("-i/--input: give the shards' caches");
         const auto out = ctx.output();
         if (out.empty()) throw datadyn::UsageError("-o/--output: give the merged cache");
@@ -45,6 +51,7 @@ int main(int argc, char** argv) {
                      ctx.inputs().size(), out.string(), r.sequences, r.frames, r.split_sequences);
         for (const auto& gap : r.gaps)
           spdlog::warn("{}: /sequences/{} (a shard missing or cut short?)", out.string(), gap);
-      });
+      },
+      kNoConfig);
   return tool.run(argc, argv);
 }
