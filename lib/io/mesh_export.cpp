@@ -660,6 +660,7 @@ MeshExportResult export_cache(const MeshExportParams& params, const Provenance& 
       case ExportFormat::Pc2:
       case ExportFormat::Mdd: {
         const std::size_t n = seq.point_count();
+        check_writable_directory(job.mesh_output);  // before the cache, e.g. a directory there
         std::unique_ptr<Pc2Writer> pc2;
         std::unique_ptr<MddWriter> mdd;
         if (format == ExportFormat::Pc2) {
@@ -684,9 +685,16 @@ MeshExportResult export_cache(const MeshExportParams& params, const Provenance& 
         }
         if (pc2) pc2->commit();
         if (mdd) mdd->commit();
-        // The mesh last, so that a failed cache leaves neither file.
-        write_obj(job.mesh_output, src.mesh(job.indices.front()), job.sequence,
-                  metadata(job.indices.front()));
+        // The mesh last, so that a failed cache leaves neither file; a failed mesh takes the
+        // committed cache with it (a point cache without its mesh cannot be imported).
+        try {
+          write_obj(job.mesh_output, src.mesh(job.indices.front()), job.sequence,
+                    metadata(job.indices.front()));
+        } catch (...) {
+          std::error_code ec;
+          std::filesystem::remove(job.output, ec);
+          throw;
+        }
         break;
       }
       case ExportFormat::Usda: {

@@ -142,6 +142,15 @@ TEST_CASE("mesh-export: bad input exits 1, names what is wrong and leaves no fil
         std::string::npos);
   CHECK(std::filesystem::is_directory(s.out / "c.pc2"));
   std::filesystem::remove(s.out / "c.pc2");
+  // The same for the point cache's companion mesh: refused before the .pc2 is written (the .pc2
+  // used to be left behind).
+  std::filesystem::create_directory(s.out / "c.obj");
+  r = s.run("--sequence cloth" + s.o("c.pc2"));
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("c.obj: cannot write: it exists and is not a regular file") !=
+        std::string::npos);
+  CHECK(!std::filesystem::exists(s.out / "c.pc2"));
+  std::filesystem::remove(s.out / "c.obj");
   CHECK(s.out_empty());
 }
 
