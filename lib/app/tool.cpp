@@ -174,10 +174,13 @@ std::filesystem::path Context::output(const std::string& fallback) const {
 std::filesystem::path Context::side_output(const std::filesystem::path& path,
                                            const std::filesystem::path& main_output,
                                            const std::string& what) const {
-  const auto same = [&](const std::filesystem::path& other) {
+  const auto canonical = [](const std::filesystem::path& p) {
     std::error_code ec;
-    return std::filesystem::weakly_canonical(path, ec) ==
-           std::filesystem::weakly_canonical(other, ec);
+    const auto c = std::filesystem::weakly_canonical(p, ec);
+    return ec ? std::filesystem::absolute(p).lexically_normal() : c;
+  };
+  const auto same = [&](const std::filesystem::path& other) {
+    return canonical(path) == canonical(other);
   };
   for (const auto& in : options_.inputs)
     if (same(in))
