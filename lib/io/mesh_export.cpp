@@ -566,7 +566,8 @@ MeshExportResult export_cache(const MeshExportParams& params, const Provenance& 
     jobs.push_back(std::move(job));
   }
 
-  // No two sequences may write the same file; every output directory must take files.
+  // No two sequences may write the same file; no file may land on a directory or device; every
+  // output directory must take files.
   MeshExportResult result;
   std::set<std::filesystem::path> seen, dirs;
   for (const Job& job : jobs)
@@ -574,6 +575,7 @@ MeshExportResult export_cache(const MeshExportParams& params, const Provenance& 
       if (!seen.insert(f).second)
         throw UsageError("-o " + params.output.string() + ": two outputs would be " + f.string() +
                          " (use {sequence} or #### in the template)");
+      check_replaceable(f);
       dirs.insert(f.has_parent_path() ? f.parent_path() : std::filesystem::path("."));
       result.files.push_back(f);
     }
@@ -660,7 +662,6 @@ MeshExportResult export_cache(const MeshExportParams& params, const Provenance& 
       case ExportFormat::Pc2:
       case ExportFormat::Mdd: {
         const std::size_t n = seq.point_count();
-        check_writable_directory(job.mesh_output);  // before the cache, e.g. a directory there
         std::unique_ptr<Pc2Writer> pc2;
         std::unique_ptr<MddWriter> mdd;
         if (format == ExportFormat::Pc2) {
