@@ -12,6 +12,7 @@ namespace detail {
 struct ConfigState {
   json doc = json::object();
   std::string source;
+  std::filesystem::path directory;  // of the config file; relative input files are found there
   struct Override {
     std::string pointer;  // "/solver/dt"
     std::string text;     // "0.002"
@@ -186,7 +187,9 @@ ConfigReader ConfigReader::load(const std::optional<std::filesystem::path>& file
     throw ConfigError(ConfigError::FreeText{}, name, "",
                       "invalid JSON: " + (p == std::string::npos ? what : what.substr(p)));
   }
-  return from_json(std::move(doc), name, sets);
+  ConfigReader reader = from_json(std::move(doc), name, sets);
+  reader.state_->directory = file->parent_path();
+  return reader;
 }
 
 const json& ConfigReader::resolved() const {
@@ -233,6 +236,49 @@ void ConfigReader::fail(const std::string& key, const std::string& expected) con
                           : r.value  ? json_text(*r.value)
                                      : "nothing";
   fail_at(r, key, expected, got);
+}
+
+void ConfigReader::get_input_file(const std::string& key, std::string& file,
+                                  const std::vector<std::string>& stem_suffixes) {
+  get(key, file);
+  if (file.empty()) return;
+  const Raw r = raw(key);
+  std::filesystem::path path(file);
+  if (path.is_relative() && !r.override) path = state_->directory / path;
+  // A directory, a missing file or one without read permission are all mistakes in the name.
+  const auto readable = [](const std::filesystem::path& p) {
+    std::error_code ec;
+    return std::filesystem::is_regular_file(p, ec) && std::ifstream(p).good();
+  };
+  bool found = readable(path);
+  for (const auto& suffix : stem_suffixes) {
+    if (found) break;
+    found = readable(std::filesystem::path(path.string() + suffix));
+  }
+  if (!found) {
+    std::error_code ec;
+    const auto status = std::filesystem::status(path, ec);
+    const std::string why = !std::filesystem::exists(status)            ? "no such file"
+                            : std::filesystem::is_directory(status)     ? "a directory"
+                            : !std::filesystem::is_regular_file(status) ? "not a regular file"
+                                                                        : "cannot be read";
+    std::string expected = "an existing file";
+    if (!stem_suffixes.empty()) {
+      expected += " (or a stem with";
+      for (std::size_t i = 0; i < stem_suffixes.size(); ++i)
+        expected += (i ? ", " : " ") + stem_suffixes[i];
+      expected += ")";
+    }
+    fail_at(r, key, expected, json_text(json(file)) + " (" + path.string() + ": " + why + ")");
+  }
+  file = path.string();
+}
+
+void ConfigReader::require_input_file(const std::string& key, std::string& file,
+                                      const std::vector<std::string>& stem_suffixes) {
+  if (!has(key)) fail(key, "a file name (this key is required)");
+  get_input_file(key, file, stem_suffixes);
+  if (file.empty()) fail(key, "a file name");
 }
 
 void ConfigReader::get_json(const std::string& key, json& value) {

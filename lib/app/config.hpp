@@ -97,6 +97,16 @@ class ConfigReader {
   template <class E>
   void get_enum(const std::string& key, E& value,
                 const std::vector<std::pair<std::string, E>>& names);
+  /// A file the run reads, named by key ("" or absent: none). A relative name from the config
+  /// file is resolved against that file's directory, one from a --set or a default against the
+  /// working directory; `file` receives the resolved name and the resolved config keeps the name
+  /// as given. A name that is not an existing, readable file is a config error; `stem_suffixes`
+  /// lets a stem stand for its files ({".node"}: "body" for body.node).
+  void get_input_file(const std::string& key, std::string& file,
+                      const std::vector<std::string>& stem_suffixes = {});
+  /// Like get_input_file, but the key must be present and not empty.
+  void require_input_file(const std::string& key, std::string& file,
+                          const std::vector<std::string>& stem_suffixes = {});
   /// Any JSON under key, taken as it is (free-form sections); the whole subtree counts as known.
   void get_json(const std::string& key, json& value);
 

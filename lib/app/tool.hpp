@@ -77,6 +77,10 @@ class Context {
     accept_config(reader.resolved());
     return params;
   }
+  /// The config's name in messages: the --config file, or "<defaults>".
+  std::string config_source() const {
+    return options_.config.empty() ? "<defaults>" : options_.config;
+  }
   /// The resolved config of the last config() call (an empty object before).
   const json& resolved_config() const { return resolved_; }
 

@@ -733,8 +733,7 @@ void run_upscale(app::Context& ctx, const ClothConfig& config, const std::string
     const auto range = app::shard_range(runs.size(), ctx.shard());
     for (std::size_t k = range.begin; k < range.end; ++k) {
       if (!has_miniature(runs[k], f))
-        throw ConfigError(ctx.options().config.empty() ? "<defaults>" : ctx.options().config,
-                          "/cloth/nx",
+        throw ConfigError(ctx.config_source(), "/cloth/nx",
                           "nx - 1 and ny - 1 divisible by the model's factor " + std::to_string(f),
                           std::to_string(runs[k].nx) + " x " + std::to_string(runs[k].ny));
       jobs.push_back({run_name(config.scene, k), miniature_params(runs[k], f), {}});

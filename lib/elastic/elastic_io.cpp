@@ -59,11 +59,11 @@ void read_mesh(ConfigReader& r, MeshConfig& m) {
       r.get("base", m.base);
       break;
     case MeshKind::TetGen:
-      r.require("file", m.file);
+      r.require_input_file("file", m.file, {".node"});
       r.get("scale", m.scale, app::positive());
       break;
     case MeshKind::Obj:
-      r.require("file", m.file);
+      r.require_input_file("file", m.file);
       r.get("scale", m.scale, app::positive());
       r.get("max_volume", m.max_volume, app::non_negative());
       r.get("radius_edge_ratio", m.radius_edge_ratio, app::non_negative());
@@ -71,7 +71,7 @@ void read_mesh(ConfigReader& r, MeshConfig& m) {
         r.fail("radius_edge_ratio", "0 (no quality bound) or a number >= 1.1");
       break;
     case MeshKind::Voxels:
-      r.require("file", m.file);
+      r.require_input_file("file", m.file);
       r.get("scale", m.scale, app::positive());
       r.get("cell_size", m.cell_size, app::positive());
       r.get_enum("fill", m.fill,
@@ -93,11 +93,11 @@ void read_example(ConfigReader& r, ExampleConfig& e) {
               {"surface", std::string("surface")}});
   r.get("name", e.name);
   if (e.type == "file") {
-    r.require("file", e.file);
+    r.require_input_file("file", e.file, {".node"});
     return;
   }
   if (e.type == "surface") {
-    r.require("file", e.file);
+    r.require_input_file("file", e.file);
     r.get("smoothness", e.smoothness, app::positive());
     return;
   }
@@ -161,7 +161,7 @@ void read_body(ConfigReader& r, BodyConfig& b) {
     rr.get_enum("type", b.render.type,
                 {{"boundary", std::string("boundary")}, {"obj", std::string("obj")}});
     if (b.render.type == "obj") {
-      rr.require("file", b.render.file);
+      rr.require_input_file("file", b.render.file);
       rr.get("scale", b.render.scale, app::positive());
     }
   }
@@ -174,11 +174,6 @@ void read_plane(ConfigReader& r, PlaneConfig& p) {
   r.get("restitution", p.restitution, app::unit_interval());
   r.get("friction", p.friction, app::non_negative());
   r.get("resting_speed", p.resting_speed, app::non_negative());
-}
-
-std::filesystem::path resolve(const std::filesystem::path& base, const std::string& file) {
-  const std::filesystem::path p(file);
-  return p.is_absolute() || base.empty() ? p : base / p;
 }
 
 /// A TetGen .node file alone (an example pose needs no tets): header then `index x y z ...`.
@@ -223,8 +218,8 @@ Eigen::VectorXd fractions(const Points3& x, int axis) {
   return s;
 }
 
-TetMesh body_mesh(const MeshConfig& m, const std::filesystem::path& base, const std::string& source,
-                  const std::string& where, const NoteCallback& note) {
+TetMesh body_mesh(const MeshConfig& m, const std::string& source, const std::string& where,
+                  const NoteCallback& note) {
   switch (m.kind) {
     case MeshKind::Box: {
       BoxLatticeSpec s;
@@ -247,12 +242,12 @@ TetMesh body_mesh(const MeshConfig& m, const std::filesystem::path& base, const 
       return cylinder_lattice(s);
     }
     case MeshKind::TetGen: {
-      TetMesh mesh = load_tetgen(resolve(base, m.file));
+      TetMesh mesh = load_tetgen(m.file);
       mesh.vertices *= m.scale;
       return mesh;
     }
     case MeshKind::Obj: {
-      const auto path = resolve(base, m.file);
+      const auto path = std::filesystem::path(m.file);
       SurfaceMesh surface = load_obj(path);
       surface.vertices *= m.scale;
       TetrahedralizeOptions o;
@@ -271,7 +266,7 @@ TetMesh body_mesh(const MeshConfig& m, const std::filesystem::path& base, const 
       return mesh;
     }
     case MeshKind::Voxels: {
-      const auto path = resolve(base, m.file);
+      const auto path = std::filesystem::path(m.file);
       SurfaceMesh surface = load_obj(path);
       surface.vertices *= m.scale;
       if (surface.triangles.rows() == 0)
@@ -320,8 +315,7 @@ void read_scene_config(ConfigReader& r, SceneConfig& c) {
     }
 }
 
-Scene build_scene(const SceneConfig& config, const std::filesystem::path& base,
-                  const std::string& source, const NoteCallback& note) {
+Scene build_scene(const SceneConfig& config, const std::string& source, const NoteCallback& note) {
   Scene scene;
   scene.params.gravity = config.gravity;
   scene.params.max_speed = config.max_speed;
@@ -333,12 +327,12 @@ Scene build_scene(const SceneConfig& config, const std::filesystem::path& base,
     const std::string where = "/bodies/" + std::to_string(bi);
     BodySetup s;
     s.name = bc.name;
-    s.mesh = remove_unused_vertices(body_mesh(bc.mesh, base, source, where + "/mesh", note));
+    s.mesh = remove_unused_vertices(body_mesh(bc.mesh, source, where + "/mesh", note));
     const Eigen::Index n = s.mesh.vertices.rows();
     s.masses = lumped_masses(s.mesh, bc.density);
     s.params = bc.params;
     if (bc.render.type == "obj") {
-      const auto path = resolve(base, bc.render.file);
+      const auto path = std::filesystem::path(bc.render.file);
       SurfaceMesh surface = load_obj(path);
       surface.vertices *= bc.render.scale;
       // The render mesh wraps the body: a vertex beyond the body's bounding box grown by its own
@@ -370,7 +364,7 @@ Scene build_scene(const SceneConfig& config, const std::filesystem::path& base,
       const ExampleConfig& e = bc.examples[k];
       const std::string ekey = where + "/examples/" + std::to_string(k);
       if (e.type == "file") {
-        const auto path = resolve(base, e.file);
+        const auto path = std::filesystem::path(e.file);
         const std::string ext = path.extension().string();
         Points3 x = ext == ".obj" ? load_obj(path).vertices : load_node_positions(path);
         if (bc.mesh.kind == MeshKind::TetGen || bc.mesh.kind == MeshKind::Obj) x *= bc.mesh.scale;
@@ -386,7 +380,7 @@ Scene build_scene(const SceneConfig& config, const std::filesystem::path& base,
           throw ConfigError(source, ekey + "/type",
                             "\"surface\" only with a render mesh (render.type \"obj\")",
                             "\"surface\"");
-        const auto path = resolve(base, e.file);
+        const auto path = std::filesystem::path(e.file);
         Points3 pose = load_obj(path).vertices;
         pose *= bc.render.scale;
         if (pose.rows() != s.render.particles.rows())

@@ -132,11 +132,11 @@ void read_scene_config(app::ConfigReader& reader, SceneConfig& config);
 /// Called with notes worth a log line (mesh sizes, warnings about dependent examples).
 using NoteCallback = std::function<void(const std::string&)>;
 
-/// Builds the bodies. Relative file names are resolved against `base_dir` (the config file's
-/// directory). Throws IoError for unreadable or unusable files (naming the file and the config
-/// key), ConfigError for inconsistent values (naming the key).
-Scene build_scene(const SceneConfig& config, const std::filesystem::path& base_dir,
-                  const std::string& source, const NoteCallback& note = {});
+/// Builds the bodies from the files the config names (read_scene_config resolved and checked
+/// them). Throws IoError for unusable files (naming the file and the config key), ConfigError for
+/// inconsistent values (naming the key in `source`, the config file).
+Scene build_scene(const SceneConfig& config, const std::string& source,
+                  const NoteCallback& note = {});
 
 /// The frames to write: 1..frames, or the --frames selection (each in [1, frames]), then the
 /// shard's part. Throws UsageError for a frame outside [1, frames].

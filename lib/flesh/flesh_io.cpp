@@ -216,13 +216,13 @@ void read_simulation_params(ConfigReader& r, FleshSimulationParams& p) {
 void read_simulate_config(ConfigReader& r, SimulateConfig& c) {
   read_simulation_params(r, c.sim);
   auto m = r.child("motion");
-  m.get("file", c.motion_file.file);
+  m.get_input_file("file", c.motion_file.file);
   m.get("root", c.motion_file.root);
   m.get("joints", c.motion_file.joints);
   m.get("scale", c.motion_file.scale, positive());
   m.get("start", c.motion_file.start, non_negative());
   auto b = r.child("body");
-  b.get("mesh", c.mesh.file);
+  b.get_input_file("mesh", c.mesh.file);
   b.get("scale", c.mesh.scale, positive());
   b.get("max_tet_volume", c.mesh.max_tet_volume, non_negative());
   const FleshSimulationParams& p = c.sim;
@@ -240,6 +240,8 @@ void read_simulate_config(ConfigReader& r, SimulateConfig& c) {
              "a number >= body.radius / body.rings = " + std::to_string(first_ring) +
                  " m (the innermost ring: the axis alone lets the body spin about it)");
   }
+  if (!c.motion_file.file.empty() && c.sim.motion.kind != "bvh")
+    m.fail("kind", "\"bvh\" with motion.file (the chain moves by the capture)");
   if (c.sim.motion.kind == "bvh") {
     if (c.motion_file.file.empty()) m.fail("file", "a motion file (BVH) for kind \"bvh\"");
     if (c.motion_file.joints.size() != c.sim.chain.lengths.size())

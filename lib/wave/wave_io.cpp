@@ -46,7 +46,7 @@ void read_edit_params(app::ConfigReader& r, EditParams& p) {
   for (const auto& pt : p.target_points)
     if (pt.size() != 2) t.fail("points", "a list of [z, h] pairs (metres)");
   if (p.target_points.empty()) t.fail("points", "at least one [z, h] point");
-  t.get("file", p.target_file);
+  t.get_input_file("file", p.target_file);
   t.get("svg_scale", p.svg_scale, positive());
   t.get("tolerance", p.target_tolerance, non_negative());
   ConfigReader s = r.child("slices");
@@ -137,10 +137,11 @@ Points2 fluid_positions(const io::SequenceReader& s, std::size_t f) {
   return out;
 }
 
-Grid2Spec feature_grid(const EditParams& p, const Database& db, const io::CacheReader& cache) {
+Grid2Spec feature_grid(const EditParams& p, const Database& db, const io::CacheReader& cache,
+                       const std::string& source) {
   const double h = p.grid_spacing > 0 ? p.grid_spacing : db.l0;
   if (!(h > 0))
-    throw ConfigError("<config>", "/grid/spacing",
+    throw ConfigError(source, "/grid/spacing",
                       "a spacing > 0 (the database has no l0 attribute to default to)", "0");
   Eigen::Vector2d lo, hi;
   if (!p.grid_min.empty() && !p.grid_max.empty()) {
@@ -164,7 +165,7 @@ Grid2Spec feature_grid(const EditParams& p, const Database& db, const io::CacheR
     hi.array() += margin;
   }
   if (!(hi.x() > lo.x() && hi.y() > lo.y()))
-    throw ConfigError("<config>", "/grid", "max > min", "an empty grid");
+    throw ConfigError(source, "/grid", "max > min", "an empty grid");
   // At most 1e8 grid points (0.8 GB per simulation frame): a finer spacing is a typo, and at
   // 1e-4 m on a 2 m flume the feature pass ran for hours.
   const double points = ((hi.x() - lo.x()) / h + 1) * ((hi.y() - lo.y()) / h + 1);
@@ -174,7 +175,7 @@ Grid2Spec feature_grid(const EditParams& p, const Database& db, const io::CacheR
         buf, sizeof buf,
         "a spacing giving at most 1e8 grid points over the %.4g x %.4g m grid (>= %.3g m)",
         hi.x() - lo.x(), hi.y() - lo.y(), std::sqrt((hi.x() - lo.x()) * (hi.y() - lo.y()) / 1e8));
-    throw ConfigError("<config>", "/grid/spacing", buf, app::json_text(json(h)));
+    throw ConfigError(source, "/grid/spacing", buf, app::json_text(json(h)));
   }
   Grid2Spec g;
   g.origin = lo;
@@ -272,9 +273,7 @@ std::vector<Eigen::Vector2d> target_curve(const EditParams& p) {
   } else {
     const std::string name = p.target_file;
     std::ifstream in(name);
-    if (!in)
-      throw ConfigError("<config>", "/target/file", "a readable CSV or SVG file",
-                        "\"" + name + "\"");
+    if (!in) throw IoError(name + ": cannot open (target/file)");
     std::stringstream ss;
     ss << in.rdbuf();
     const std::string text = ss.str();
@@ -401,11 +400,11 @@ std::string selection_svg(const std::vector<double>& z, const Eigen::VectorXd& t
 void run_wave_edit(const EditParams& p, const EditRun& run) {
   const io::CacheReader cache(run.database);
   const Database db = open_database(cache);
-  const Grid2Spec grid = feature_grid(p, db, cache);
+  const Grid2Spec grid = feature_grid(p, db, cache, run.config_source);
   // The 3D level set has one grid slice per spacing along z: at most 1e9 voxels (4 GB a frame).
   const double depth = (p.slice_count - 1.0) * p.slice_spacing / grid.spacing + 1;
   if (!(depth * static_cast<double>(grid.nx) * static_cast<double>(grid.ny) <= 1e9))
-    throw ConfigError("<config>", "/slices/spacing",
+    throw ConfigError(run.config_source, "/slices/spacing",
                       "slices spanning at most 1e9 voxels of the 3D level set (" +
                           std::to_string(grid.nx) + " x " + std::to_string(grid.ny) +
                           " grid points a layer)",
@@ -420,11 +419,11 @@ void run_wave_edit(const EditParams& p, const EditRun& run) {
 
   for (const FixedSlice& f : p.fixed) {
     if (f.slice >= static_cast<std::size_t>(p.slice_count))
-      throw ConfigError("<config>", "/fixed",
+      throw ConfigError(run.config_source, "/fixed",
                         "slices in [0, " + std::to_string(p.slice_count - 1) + "]",
                         std::to_string(f.slice));
     if (f.simulation >= static_cast<int>(db.names.size()))
-      throw ConfigError("<config>", "/fixed",
+      throw ConfigError(run.config_source, "/fixed",
                         "simulations in [-1, " + std::to_string(db.names.size() - 1) + "]",
                         std::to_string(f.simulation));
   }
@@ -474,7 +473,7 @@ void run_wave_edit(const EditParams& p, const EditRun& run) {
     const double excess = std::max(hlo - t, t - hhi);
     if (excess > p.target_tolerance) {
       throw ConfigError(
-          "<config>", "/target",
+          run.config_source, "/target",
           "heights within the database's range at s = " + std::to_string(p.cross_section) +
               " m: [" + std::to_string(hlo) + ", " + std::to_string(hhi) + "] m (± tolerance " +
               std::to_string(p.target_tolerance) + " m)",

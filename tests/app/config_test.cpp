@@ -234,3 +234,50 @@ TEST_CASE("config: lists of strings from the file and from --set") {
       bad.get("names", names),
       doctest::Contains("c.json: /names: expected a list of strings, got [\"a\",1]"), ConfigError);
 }
+
+TEST_CASE("config: input files are found beside the config and a missing one is a config error") {
+  test::TempDir dir;
+  std::filesystem::create_directories(dir / "scene" / "meshes");
+  std::ofstream(dir / "scene" / "meshes" / "body.obj") << "v 0 0 0\n";
+  std::ofstream(dir / "scene" / "meshes" / "cube.node") << "1 3 0 0\n1 0 0 0\n";
+  std::ofstream(dir / "scene" / "c.json")
+      << R"({"mesh": "meshes/body.obj", "stem": "meshes/cube", "none": "", "gone": "gone.obj",
+            "folder": "meshes"})";
+  ConfigReader r = ConfigReader::load(dir / "scene" / "c.json");
+  std::string mesh, stem, none, gone, folder;
+  // Relative to the config file's directory, not the working directory; the resolved config
+  // keeps the name as written, so a provenance record reads like the config.
+  r.get_input_file("mesh", mesh);
+  CHECK(mesh == (dir / "scene" / "meshes" / "body.obj").string());
+  CHECK(r.resolved()["mesh"] == "meshes/body.obj");
+  r.get_input_file("stem", stem, {".node"});
+  CHECK(stem == (dir / "scene" / "meshes" / "cube").string());
+  r.get_input_file("none", none);
+  CHECK(none.empty());
+  const std::string no_stem = "/stem: expected an existing file, got \"meshes/cube\" (" +
+                              (dir / "scene" / "meshes" / "cube").string() + ": no such file)";
+  CHECK_THROWS_WITH_AS(r.get_input_file("stem", stem), doctest::Contains(no_stem.c_str()),
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(r.get_input_file("gone", gone),
+                       doctest::Contains("c.json: /gone: expected an existing file, got "
+                                         "\"gone.obj\""),
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(r.get_input_file("folder", folder),
+                       doctest::Contains("meshes: a directory)"), ConfigError);
+  std::string absent;
+  CHECK_THROWS_WITH_AS(r.require_input_file("absent", absent),
+                       doctest::Contains("/absent: expected a file name (this key is required)"),
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(r.require_input_file("none", none),
+                       doctest::Contains("/none: expected a file name, got \"\""), ConfigError);
+
+  // A --set names a file as a shell would: relative to the working directory.
+  const std::string body = (dir / "scene" / "meshes" / "body.obj").string();
+  ConfigReader s = ConfigReader::load(dir / "scene" / "c.json", {"mesh=" + body, "gone=x.obj"});
+  s.get_input_file("mesh", mesh);
+  CHECK(mesh == body);
+  CHECK_THROWS_WITH_AS(s.get_input_file("gone", gone),
+                       doctest::Contains("--set gone: /gone: expected an existing file, got "
+                                         "\"x.obj\" (x.obj: no such file)"),
+                       ConfigError);
+}

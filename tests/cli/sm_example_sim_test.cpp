@@ -197,6 +197,7 @@ TEST_CASE("sm-example-sim: config errors exit 2 and name the key") {
   CHECK(r.err.find("/bodies/0: body 'cuboid': group 0: the examples are linearly dependent") !=
         std::string::npos);
   // A voxel body: a bad fill mode and a missing surface file.
+  std::ofstream(dir / "a.obj") << "v 0 0 0\n";
   std::ofstream(dir / "voxels.json") << R"({"bodies": [{"mesh": {"type": "voxels", "file": "a.obj",
                                                            "fill": "outside"}}]})";
   r = run_command(kSim + " -c " + (dir / "voxels.json").string() + " -o " +
@@ -204,12 +205,15 @@ TEST_CASE("sm-example-sim: config errors exit 2 and name the key") {
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/bodies/0/mesh/fill") != std::string::npos);
   CHECK(r.err.find("outside") != std::string::npos);
+  // A file the config names that is not there is a mistake in the config (exit 2), found
+  // relative to the config's directory.
   std::ofstream(dir / "voxels.json")
-      << R"({"bodies": [{"mesh": {"type": "voxels", "file": "a.obj"}}]})";
+      << R"({"bodies": [{"mesh": {"type": "voxels", "file": "b.obj"}}]})";
   r = run_command(kSim + " -c " + (dir / "voxels.json").string() + " -o " +
                   (dir / "x.h5").string());
-  CHECK(r.exit_code != 0);
-  CHECK(r.err.find("a.obj") != std::string::npos);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("voxels.json: /bodies/0/mesh/file: expected an existing file, got \"b.obj\" (" +
+                   (dir / "b.obj").string() + ": no such file)") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(dir / "x.h5"));
 }
 

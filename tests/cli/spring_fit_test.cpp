@@ -272,6 +272,21 @@ TEST_CASE(
   r = run_command(kSpringFit + " simulate -q --set motion.kind=bvh -o " + (dir / "x.h5").string());
   CHECK(r.exit_code == 2);  // kind bvh without a file
   CHECK(r.err.find("/motion/file") != std::string::npos);
+  // A capture the config names that is not there is a config error, found beside the config;
+  // a capture with another motion kind would be ignored, so it is refused.
+  std::ofstream(dir / "walk.json")
+      << R"({"bones": {"lengths": [0.9]}, "motion": {"kind": "bvh", "file": "walk.bvh",
+            "joints": ["Hips"]}})";
+  r = run_command(kSpringFit + " simulate -q -c " + (dir / "walk.json").string() + " -o " +
+                  (dir / "x.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("walk.json: /motion/file: expected an existing file, got \"walk.bvh\" (" +
+                   (dir / "walk.bvh").string() + ": no such file)") != std::string::npos);
+  r = run_command(kSpringFit + " simulate -q --set motion.file=" + bvh + " -o " +
+                  (dir / "x.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/motion/kind: expected \"bvh\" with motion.file") != std::string::npos);
+  CHECK(!std::filesystem::exists(dir / "x.h5"));
 }
 
 TEST_CASE("spring-fit: simulate a rigged mesh from a file, tetrahedralised, with its animation") {
@@ -332,4 +347,9 @@ TEST_CASE("spring-fit: simulate a rigged mesh from a file, tetrahedralised, with
                   (dir / "x.h5").string());
   CHECK(r.exit_code == 2);  // a mesh moves by its own animation only
   CHECK(r.err.find("/motion/kind") != std::string::npos);
+  r = run_command(kSpringFit + " simulate -q --set motion.kind=skin --set body.mesh=" +
+                  (dir / "none.fbx").string() + " -o " + (dir / "x.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--set body.mesh: /body/mesh: expected an existing file") != std::string::npos);
+  CHECK(!std::filesystem::exists(dir / "x.h5"));
 }

@@ -163,7 +163,14 @@ TEST_CASE("wave-edit: bad databases and bad edits are clear errors that write no
                   (dir / "edit.json").string() + " --set grid.spacing=1e-6 -o " +
                   (dir / "w.h5").string());
   CHECK(r.exit_code == 2);
-  CHECK(r.err.find("/grid/spacing: expected a spacing giving at most 1e8 grid points") !=
+  CHECK(r.err.find("edit.json: /grid/spacing: expected a spacing giving at most 1e8 grid points") !=
+        std::string::npos);
+  // A drawn curve the config names that is not there: a config error, before the database is read.
+  std::ofstream(dir / "drawn.json") << config(R"(, "target": {"file": "curve.svg"})");
+  r = run_command(kTool + " -i " + (dir / "db.h5").string() + " -c " +
+                  (dir / "drawn.json").string() + " -o " + (dir / "w.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("drawn.json: /target/file: expected an existing file, got \"curve.svg\"") !=
         std::string::npos);
   // A frame not in the database: no cache, and no report or picture beside it either (they used
   // to be written before the frames were checked).

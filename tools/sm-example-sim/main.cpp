@@ -18,15 +18,11 @@ int main(int argc, char** argv) {
   tool.main(
       [](app::Context& ctx) {
         const auto config = ctx.config<elastic::SceneConfig>(elastic::read_scene_config);
-        const std::string& file = ctx.options().config;
-        const auto base =
-            file.empty() ? std::filesystem::path() : std::filesystem::path(file).parent_path();
         const auto selection = ctx.frames();
         const auto frames =
             elastic::frames_to_write(config, selection ? &*selection : nullptr, ctx.shard());
         const auto note = [](const std::string& text) { spdlog::info("{}", text); };
-        elastic::Scene scene =
-            elastic::build_scene(config, base, file.empty() ? "<defaults>" : file, note);
+        elastic::Scene scene = elastic::build_scene(config, ctx.config_source(), note);
         const auto out = ctx.output("elastic.h5");
         if (ctx.dry_run()) {
           std::printf("would simulate %zu bodies to frame %lld and write %zu frames to %s\n",

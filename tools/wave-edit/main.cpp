@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
       [&](app::Context& ctx) {
         const auto params = ctx.config<wave::EditParams>(wave::read_edit_params);
         wave::EditRun run;
+        run.config_source = ctx.config_source();
         run.database = ctx.input();
         run.output = ctx.output("surface.h5");
         run.report = ctx.side_output(report.empty() ? run.output.string() + ".report.json" : report,
