@@ -574,6 +574,24 @@ learn::TrainResult read_checkpoint(const std::filesystem::path& path, const Upsc
   return result;
 }
 
+namespace {
+
+/// The sequences of a cache of cloth runs; none is an error (a model file given where runs belong
+/// read as an empty cache and gave NaN tables with exit 0).
+std::vector<std::string> cloth_sequences(const io::CacheReader& cache,
+                                         const std::filesystem::path& file,
+                                         const std::string& expected) {
+  auto names = cache.sequence_names();
+  if (names.empty())
+    throw IoError(file.string() + ": /sequences: " +
+                  (cache.exists("/model") ? "none, this is a model file (cloth-train train)"
+                                          : std::string("no sequences")) +
+                  ", expected " + expected);
+  return names;
+}
+
+}  // namespace
+
 void run_train(app::Context& ctx, const ClothConfig& config) {
   const auto inputs = ctx.inputs();
   if (inputs.empty()) throw UsageError("-i/--input: give the target cache(s) from simulate");
@@ -587,7 +605,7 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
   std::vector<Seq> seqs;
   for (const auto& in : inputs) {
     io::CacheReader cache(in);
-    for (const auto& name : cache.sequence_names()) {
+    for (const auto& name : cloth_sequences(cache, in, "target runs (cloth-train simulate)")) {
       const auto seq = cache.sequence(name);
       const ClothParams p = params_of(seq, in.string());
       if (!has_miniature(p, f))
@@ -709,7 +727,8 @@ void run_upscale(app::Context& ctx, const ClothConfig& config, const std::string
   std::vector<Job> jobs;
   if (next < inputs.size()) {  // a miniature cache
     io::CacheReader cache(inputs[next]);
-    for (const auto& name : cache.sequence_names()) {
+    for (const auto& name :
+         cloth_sequences(cache, inputs[next], "miniature runs (cloth-train simulate)")) {
       const auto seq = cache.sequence(name);
       Job job{name, params_of(seq, inputs[next].string()), read_frames(seq)};
       // The patches index the miniature as an nx x ny grid: another point count (an empty
@@ -811,7 +830,7 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
   for (std::size_t i = 1; i < inputs.size(); ++i)
     models.emplace_back(inputs[i].filename().string(), read_model(inputs[i]));
   io::CacheReader cache(inputs[0]);
-  const auto all = cache.sequence_names();
+  const auto all = cloth_sequences(cache, inputs[0], "the target runs (cloth-train simulate)");
   std::vector<std::string> names;
   for (const auto& n : models.front().second.test_sequences)
     if (std::find(all.begin(), all.end(), n) != all.end()) names.push_back(n);

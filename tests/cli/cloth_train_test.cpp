@@ -182,6 +182,20 @@ TEST_CASE("cloth-train: simulate, train, upscale and evaluate chain through thei
   for (const auto& row : report["upscaling"]) CHECK(row["error"].get<double>() > 0.0);
   CHECK(std::filesystem::exists(dir / "eval.md"));
   CHECK(std::filesystem::exists(dir / "eval_loss.svg"));
+
+  // The model where runs belong (an easy slip in a script's -i list): it read as a cache without
+  // sequences and gave NaN tables or an empty upscale with exit 0. Each command now names it.
+  const std::string model_file = m + ": /sequences: none, this is a model file";
+  for (const std::string& cmd :
+       {kTool + " evaluate" + kSmall + " -i " + m + " -i " + m + " -o " + (dir / "e2").string(),
+        kTool + " upscale" + kSmall + " -i " + m + " -i " + m + " -o " + (dir / "u2.h5").string(),
+        kTool + " train" + kSmall + " -i " + m + " -o " + (dir / "m2.h5").string()}) {
+    r = run_command(cmd);
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find(model_file) != std::string::npos);
+  }
+  for (const char* name : {"e2.json", "e2.md", "u2.h5", "m2.h5"})
+    CHECK_FALSE(std::filesystem::exists(dir / name));
 }
 
 TEST_CASE("cloth-train: a DSDS factor that does not divide the grid is a config error (exit 2)") {
