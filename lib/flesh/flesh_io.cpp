@@ -33,8 +33,18 @@ struct LoadedSequence {
   Points3 rest;
 };
 
-LoadedSequence load_sequence(const io::CacheReader& cache, const std::string& name) {
+/// The sequence `name`, which the config key `key` chose ("target_sequence").
+LoadedSequence load_sequence(const io::CacheReader& cache, const std::string& name,
+                             const std::string& key) {
   const std::string file = cache.path().string();
+  const auto names = cache.sequence_names();
+  if (std::find(names.begin(), names.end(), name) == names.end()) {
+    std::string have;
+    for (const auto& n : names) have += (have.empty() ? "" : ", ") + n;
+    throw IoError(file + ": /sequences/" + name + ": no such sequence (the cache has " +
+                  (have.empty() ? std::string("none") : have) + "); the config's /" + key +
+                  " names the sequence to read");
+  }
   const io::SequenceReader s = cache.sequence(name);
   LoadedSequence out;
   out.file = file;
@@ -338,8 +348,8 @@ void run_fit(app::Context& ctx) {
   std::vector<LoadedSequence> targets, truths;
   for (const auto& in : inputs) {
     io::CacheReader cache(in);
-    targets.push_back(load_sequence(cache, c.target_sequence));
-    truths.push_back(load_sequence(cache, c.truth_sequence));
+    targets.push_back(load_sequence(cache, c.target_sequence, "target_sequence"));
+    truths.push_back(load_sequence(cache, c.truth_sequence, "truth_sequence"));
     check_pair(targets.back(), truths.back());
     if (targets.back().frames[0].rows() != targets[0].frames[0].rows())
       throw IoError(in.string() + ": /sequences/" + c.target_sequence + ": " +
@@ -468,7 +478,7 @@ void run_apply(app::Context& ctx) {
   const auto rp = ctx.side_output(report_path(c.report, out), out, "/report");
   if (!c.truth_sequence.empty()) io::check_writable_directory(rp);
   io::CacheReader anim(*anim_file), springs_cache(*springs_file);
-  const LoadedSequence target = load_sequence(anim, c.target_sequence);
+  const LoadedSequence target = load_sequence(anim, c.target_sequence, "target_sequence");
   Springs springs;
   springs.ks = springs_cache.read_array<double>("/springs/ks").matrix().col(0);
   springs.kd = springs_cache.read_array<double>("/springs/kd").matrix().col(0);
@@ -507,7 +517,7 @@ void run_apply(app::Context& ctx) {
   if (!c.truth_sequence.empty() &&
       anim.sequence_names().end() !=
           std::find(anim.sequence_names().begin(), anim.sequence_names().end(), c.truth_sequence)) {
-    const LoadedSequence truth = load_sequence(anim, c.truth_sequence);
+    const LoadedSequence truth = load_sequence(anim, c.truth_sequence, "truth_sequence");
     check_pair(target, truth);
     double e_target = 0.0, e_springs = 0.0;
     for (std::size_t f = 1; f < target.frames.size(); ++f) {

@@ -127,6 +127,13 @@ TEST_CASE("spring-fit: mismatched or broken training data is an error naming fil
   CHECK(r.err.find("/sequences/dynamic/points/position: frame 7") != std::string::npos);
   CHECK(r.err.find("point 1 is not finite") != std::string::npos);
   CHECK(!std::filesystem::exists(dir / "s.h5"));
+  // A sequence name the cache does not have: what it has, and the key that chose the name.
+  r = run_command(kSpringFit + " fit -q --set truth_sequence=dyn -i " + (dir / "rate.h5").string() +
+                  " -o " + (dir / "s.h5").string());
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("rate.h5: /sequences/dyn: no such sequence (the cache has dynamic, "
+                   "quasistatic); the config's /truth_sequence names the sequence to read") !=
+        std::string::npos);
   r = run_command(kSpringFit + " fit -q -i " + (dir / "count.h5").string() +
                   " --set fit.ks_max=-1 -o " + (dir / "s.h5").string());
   CHECK(r.exit_code == 2);
