@@ -43,6 +43,27 @@ bool is_integer(ElementType t) {
   return !is_floating(t);
 }
 
+/// Throws RunError when a float array holds a value that is not finite as it will be stored:
+/// caches keep float32, so a double beyond 3.4e38 would land as inf. No reader of a cache has a
+/// use for NaN or inf in a position or a field, and a run that made one has diverged.
+void check_finite(const ArrayView& v, bool stored_as_float32, const std::string& where) {
+  if (!is_floating(v.type)) return;
+  const std::size_t n = element_count(v.shape);
+  const std::size_t row = v.shape.size() > 1 ? element_count(v.shape) / v.shape[0] : 1;
+  for (std::size_t k = 0; k < n; ++k) {
+    const double x = v.type == ElementType::Float32 ? static_cast<const float*>(v.data)[k]
+                                                    : static_cast<const double*>(v.data)[k];
+    const bool finite = stored_as_float32 ? std::isfinite(static_cast<float>(x)) : std::isfinite(x);
+    if (!finite) {
+      std::ostringstream os;
+      os << where << ": item " << k / row << " is " << x
+         << (std::isfinite(x) ? " (beyond float32)" : "")
+         << ": not finite, so the run diverged or a value is out of scale";
+      throw RunError(os.str());
+    }
+  }
+}
+
 }  // namespace
 
 namespace detail {
@@ -303,6 +324,7 @@ void SequenceWriter::write_static(const std::string& rel, const ArrayView& data)
     }
     ftype = ElementType::Int32;
   }
+  check_finite(data, ftype == ElementType::Float32, s.where(rel));
   write_dataset(s.file, s.file_name, s.group_path + "/" + rel, data, ftype, s.deflate);
 }
 
@@ -313,9 +335,11 @@ void SequenceWriter::declare_frame_array(const std::string& path, ElementType fi
 
 void SequenceWriter::declare_grid(const std::string& name, const GridSpec& spec) {
   if (spec.nx == 0 || spec.ny == 0 || spec.nz == 0 || !(spec.voxel_size > 0) ||
-      !(spec.background > 0)) {
+      !(spec.background > 0) ||
+      !std::isfinite(static_cast<float>(spec.background * spec.voxel_size))) {
     throw IoError(impl_->where("grids/" + name) +
-                  ": expected nx, ny, nz > 0, voxel_size > 0 and background > 0");
+                  ": expected nx, ny, nz > 0, voxel_size > 0 and background > 0, the band "
+                  "(background x voxel_size) finite in float32");
   }
   impl_->declare("grids/" + name, ElementType::Float32, {spec.nz, spec.ny, spec.nx}, spec);
 }
@@ -353,6 +377,9 @@ void SequenceWriter::append_frame(std::int64_t frame, double time,
                     ": expected shape " + shape_string(s.arrays[i].item_shape) + ", got " +
                     shape_string(views[i]->shape));
     }
+    if (!s.arrays[i].grid)  // level sets are clamped to the band below
+      check_finite(*views[i], s.arrays[i].file_type == ElementType::Float32,
+                   s.where(s.arrays[i].path) + ": frame " + std::to_string(frame));
   }
   // All or nothing: on any failure shrink every dataset back to the old frame count.
   try {

@@ -68,7 +68,9 @@ void read_edit_params(app::ConfigReader& r, EditParams& p) {
   a.get("enabled", p.align_time);
   a.get("arrival_fraction", p.arrival_fraction, Range{0.0, 1.0, true, true});
   r.get_enum("blend", p.blend, {{"linear", BlendMethod::Linear}, {"cubic", BlendMethod::Cubic}});
-  r.get("band", p.band, at_least(1.0));
+  // At most 100 voxels, as mesh-export's widths: OpenVDB's narrow bands are a few voxels, and a
+  // band of 1e308 made the level set's background infinite.
+  r.get("band", p.band, in_range(1.0, 100.0));
 }
 
 namespace {

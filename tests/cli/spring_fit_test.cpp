@@ -11,6 +11,7 @@
 
 #include "core/types.hpp"
 #include "io/cache.hpp"
+#include "support/h5_poke.hpp"
 #include "support/process.hpp"
 
 using datadyn::test::run_command;
@@ -33,17 +34,21 @@ nlohmann::json read_json(const std::filesystem::path& p) {
 void write_pair(const std::filesystem::path& path, int n_target, int n_truth, int f_target,
                 int f_truth, double rate_truth, int nan_frame = -1) {
   datadyn::io::CacheWriter w(path, {"test", "test", "{}", ""});
-  const auto seq = [&](const std::string& name, int n, int frames, double rate, int bad) {
+  const auto seq = [&](const std::string& name, int n, int frames, double rate) {
     auto& s = w.add_sequence(name, {rate, 3});
     for (int f = 0; f < frames; ++f) {
       datadyn::Points3 p = datadyn::Points3::Constant(n, 3, 0.01 * f);
-      if (f == bad) p(1, 2) = std::numeric_limits<double>::quiet_NaN();
       s.append_frame(f, f / rate, {{"points/position", datadyn::io::view(p)}});
     }
   };
-  seq("quasistatic", n_target, f_target, 30.0, -1);
-  seq("dynamic", n_truth, f_truth, rate_truth, nan_frame);
+  seq("quasistatic", n_target, f_target, 30.0);
+  seq("dynamic", n_truth, f_truth, rate_truth);
   w.commit();
+  // The writer refuses NaN, so the damage is done afterwards: point 1's z in frame nan_frame.
+  if (nan_frame >= 0)
+    datadyn::test::poke_float(path, "/sequences/dynamic/points/position",
+                              (static_cast<std::size_t>(nan_frame) * n_truth + 1) * 3 + 2,
+                              std::numeric_limits<double>::quiet_NaN());
 }
 
 }  // namespace
@@ -127,6 +132,15 @@ TEST_CASE("spring-fit: mismatched or broken training data is an error naming fil
   CHECK(r.err.find("/sequences/dynamic/points/position: frame 7") != std::string::npos);
   CHECK(r.err.find("point 1 is not finite") != std::string::npos);
   CHECK(!std::filesystem::exists(dir / "s.h5"));
+  // Gravity of 1e308 m/s^2 is finite in the config but not in a float32 cache: the run stops at
+  // the first frame it cannot store (it used to write inf positions with exit 0).
+  r = run_command(kSpringFit + " simulate" + kSmall + " --set material.gravity=0,-1e308,0 -o " +
+                  (dir / "g.h5").string());
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("g.h5: /sequences/") != std::string::npos);
+  CHECK(r.err.find("not finite, so the run diverged or a value is out of scale") !=
+        std::string::npos);
+  CHECK(!std::filesystem::exists(dir / "g.h5"));
   // A sequence name the cache does not have: what it has, and the key that chose the name.
   r = run_command(kSpringFit + " fit -q --set truth_sequence=dyn -i " + (dir / "rate.h5").string() +
                   " -o " + (dir / "s.h5").string());

@@ -165,6 +165,10 @@ TEST_CASE("wave-edit: bad databases and bad edits are clear errors that write no
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("edit.json: /grid/spacing: expected a spacing giving at most 1e8 grid points") !=
         std::string::npos);
+  r = run_command(kTool + " -i " + (dir / "db.h5").string() + " -c " +
+                  (dir / "edit.json").string() + " --set band=1e308 -o " + (dir / "w.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/band: expected a number in [1, 100], got 1e+308") != std::string::npos);
   // A drawn curve the config names that is not there: a config error, before the database is read.
   std::ofstream(dir / "drawn.json") << config(R"(, "target": {"file": "curve.svg"})");
   r = run_command(kTool + " -i " + (dir / "db.h5").string() + " -c " +

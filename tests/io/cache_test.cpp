@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <random>
 #include <sstream>
 
@@ -308,6 +309,44 @@ TEST_CASE("cache: a frame with a wrong shape is rejected and the sequence stays 
   auto seq = r.sequence("s");
   CHECK(seq.frame_count() == 2);
   CHECK(seq.shape("points/velocity") == Shape{2, 4, 3});
+}
+
+TEST_CASE("cache: a non-finite value is refused with its frame and item, and earlier frames stay") {
+  // Caches store float32: NaN, inf and doubles beyond 3.4e38 (which would land as inf) are a
+  // diverged run, refused before they reach a file a renderer or a fit would read.
+  TempDir dir;
+  const auto path = dir / "nan.h5";
+  CacheWriter w(path, test_provenance());
+  auto& s = w.add_sequence("s", {24.0, 3});
+  const Points3 p = wave_points(0, 4);
+  Points3 rest = p;
+  rest(2, 1) = std::numeric_limits<double>::infinity();
+  CHECK_THROWS_WITH_AS(s.write_static("rest/position", view(rest)),
+                       doctest::Contains("nan.h5: /sequences/s/rest/position: item 2 is inf"),
+                       RunError);
+  s.append_frame(1, 0.0, {{"points/position", view(p)}});
+  Points3 bad = p;
+  bad(3, 0) = std::numeric_limits<double>::quiet_NaN();
+  CHECK_THROWS_WITH_AS(s.append_frame(2, 0.1, {{"points/position", view(bad)}}),
+                       doctest::Contains("/sequences/s/points/position: frame 2: item 3 is nan"),
+                       RunError);
+  bad(3, 0) = 1e300;
+  CHECK_THROWS_WITH_AS(s.append_frame(2, 0.1, {{"points/position", view(bad)}}),
+                       doctest::Contains("item 3 is 1e+300 (beyond float32)"), RunError);
+  // 3e38 fits float32: refused only what the file cannot hold.
+  bad(3, 0) = 3e38;
+  s.append_frame(2, 0.1, {{"points/position", view(bad)}});
+  GridSpec huge;
+  huge.nx = huge.ny = huge.nz = 4;
+  huge.voxel_size = 1e-3;
+  huge.background = 1e300;
+  CHECK_THROWS_WITH_AS(s.declare_grid("phi", huge),
+                       doctest::Contains("the band (background x voxel_size) finite in float32"),
+                       IoError);
+  w.commit();
+  CacheReader r(path);
+  CHECK(r.sequence("s").frame_count() == 2);
+  CHECK(r.sequence("s").positions(1)(3, 0) == doctest::Approx(3e38).epsilon(1e-6));
 }
 
 TEST_CASE("cache: writer rejects what breaks the layout") {
