@@ -34,6 +34,11 @@ int axis_index(const std::string& a) {
   return a == "x" ? 0 : a == "y" ? 1 : 2;
 }
 
+// A generated body has at most 1e7 particles, 5,000 times the paper's largest (the 2,025-particle
+// cylinder of Koyama et al. 2013, table 1): a resolution of 2000^3 is a typo, and it ran out of
+// memory without naming the key.
+constexpr double kMaxParticles = 1e7;
+
 void read_mesh(ConfigReader& r, MeshConfig& m) {
   r.get_enum("type", m.kind,
              {{"box", MeshKind::Box},
@@ -44,6 +49,8 @@ void read_mesh(ConfigReader& r, MeshConfig& m) {
   switch (m.kind) {
     case MeshKind::Box:
       r.get("resolution", m.resolution, app::at_least(2));
+      if (static_cast<double>(m.resolution[0]) * m.resolution[1] * m.resolution[2] > kMaxParticles)
+        r.fail("resolution", "at most 1e7 particles (nx ny nz)");
       r.get("min_corner", m.min_corner);
       r.get("max_corner", m.max_corner);
       if (!(m.max_corner.array() > m.min_corner.array()).all())
@@ -56,6 +63,8 @@ void read_mesh(ConfigReader& r, MeshConfig& m) {
       r.get("rings", m.rings, app::at_least(1));
       r.get("segments", m.segments, app::at_least(3));
       r.get("layers", m.layers, app::at_least(1));
+      if ((1.0 + static_cast<double>(m.rings) * m.segments) * (m.layers + 1.0) > kMaxParticles)
+        r.fail("layers", "at most 1e7 particles ((1 + rings segments) (layers + 1))");
       r.get("base", m.base);
       break;
     case MeshKind::TetGen:
@@ -271,6 +280,23 @@ TetMesh body_mesh(const MeshConfig& m, const std::string& source, const std::str
       surface.vertices *= m.scale;
       if (surface.triangles.rows() == 0)
         throw IoError(path.string() + ": no triangles to fill (" + where + "/file)");
+      // At most 1e8 cells around the surface (the lattice indexes them with int, and holds a
+      // few bytes each): a cell size of a micron on a metre-sized mesh is a units mistake.
+      const Eigen::Vector3d extent =
+          (surface.vertices.colwise().maxCoeff() - surface.vertices.colwise().minCoeff())
+              .transpose();
+      const double cells = std::max(1.0, std::ceil(extent.x() / m.cell_size)) *
+                           std::max(1.0, std::ceil(extent.y() / m.cell_size)) *
+                           std::max(1.0, std::ceil(extent.z() / m.cell_size));
+      if (!(cells <= 1e8)) {
+        char least[32];
+        std::snprintf(least, sizeof least, "%.3g",
+                      std::cbrt(extent.x() * extent.y() * extent.z() / 1e8));
+        throw ConfigError(source, where + "/cell_size",
+                          "a cell size giving at most 1e8 cells around " + path.string() +
+                              " (>= " + least + " m)",
+                          app::json_text(m.cell_size));
+      }
       VoxelLatticeSpec spec;
       spec.cell_size = m.cell_size;
       spec.fill = m.fill == "inside" ? VoxelFill::Inside : VoxelFill::Cover;

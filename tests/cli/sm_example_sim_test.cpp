@@ -205,6 +205,21 @@ TEST_CASE("sm-example-sim: config errors exit 2 and name the key") {
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/bodies/0/mesh/fill") != std::string::npos);
   CHECK(r.err.find("outside") != std::string::npos);
+  // Sizes no scene has: 8e9 particles, or a micron cell on a metre-sized surface, ran out of
+  // memory without naming the key.
+  r = run_command(kSim + " --set bodies.0.mesh.resolution=2000,2000,2000 -o " +
+                  (dir / "x.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/bodies/0/mesh/resolution: expected at most 1e7 particles") !=
+        std::string::npos);
+  std::ofstream(dir / "cube.obj") << "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\n"
+                                     "f 1 3 2\nf 1 2 4\nf 1 4 3\nf 2 3 4\n";
+  std::ofstream(dir / "fine.json")
+      << R"({"bodies": [{"mesh": {"type": "voxels", "file": "cube.obj", "cell_size": 1e-6}}]})";
+  r = run_command(kSim + " -c " + (dir / "fine.json").string() + " -o " + (dir / "x.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/bodies/0/mesh/cell_size: expected a cell size giving at most 1e8 cells") !=
+        std::string::npos);
   // A file the config names that is not there is a mistake in the config (exit 2), found
   // relative to the config's directory.
   std::ofstream(dir / "voxels.json")
