@@ -1,29 +1,60 @@
 #include "app/progress.hpp"
 
+#include <semaphore.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <mutex>
+#include <thread>
 
 #include <spdlog/spdlog.h>
 
 #include "app/logging.hpp"
 #include "core/errors.hpp"
+#include "io/temporary_files.hpp"
 
 namespace datadyn::app {
 
 namespace {
 
 std::atomic<int> g_signal{0};
+sem_t g_wake;  // posted by the handler (sem_post is async-signal-safe), awaited by the watchdog
 
-// The first signal asks the work to stop at the next tick (outputs discarded cleanly); a second
-// one, if the work is stuck outside a tick, terminates the process the default way.
+// The first signal asks the work to stop at the next tick, where outputs are discarded cleanly.
+// The watchdog makes sure the process ends soon anyway: one step can run for minutes, and a farm
+// scheduler sends SIGKILL some seconds after SIGTERM (Slurm's KillWait: 30 s by default), which
+// would leave the temporary files behind.
 extern "C" void on_signal(int sig) {
-  if (g_signal.exchange(sig) != 0) {
-    std::signal(sig, SIG_DFL);
-    std::raise(sig);
+  int none = 0;
+  g_signal.compare_exchange_strong(none, sig);
+  sem_post(&g_wake);
+}
+
+void watchdog() {
+  while (sem_wait(&g_wake) != 0) {
   }
+  // The work has kInterruptGrace to stop by itself; a second signal cuts that short.
+  timespec deadline{};
+  clock_gettime(CLOCK_REALTIME, &deadline);
+  deadline.tv_sec += static_cast<time_t>(kInterruptGrace.count());
+  int r;
+  while ((r = sem_timedwait(&g_wake, &deadline)) != 0 && errno == EINTR) {
+  }
+  const int sig = g_signal.load();
+  const std::size_t removed = io::remove_registered_temporaries();
+  spdlog::error(
+      "interrupted by {}: {}; {} temporary file{} removed, the run ends",
+      sig == SIGINT ? "SIGINT" : "SIGTERM",
+      r == 0 ? std::string("a second signal came before the work stopped")
+             : "the work did not stop within " + std::to_string(kInterruptGrace.count()) + " s",
+      removed, removed == 1 ? "" : "s");
+  spdlog::default_logger()->flush();
+  std::_Exit(1);
 }
 
 std::string clock_text(double seconds) {
@@ -46,6 +77,11 @@ std::string rate_text(double seconds_per_unit) {
 }  // namespace
 
 void install_interrupt_handlers() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    sem_init(&g_wake, 0, 0);
+    std::thread(watchdog).detach();
+  });
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
 }

@@ -42,8 +42,13 @@ class Progress {
   bool bar_ = false, finished_ = false;
 };
 
+/// How long the work has to stop by itself after SIGINT/SIGTERM before the process ends anyway.
+inline constexpr std::chrono::seconds kInterruptGrace{10};
+
 /// Installs SIGINT/SIGTERM handlers that make the next Progress::tick (or check_interrupted)
-/// throw RunError. Called by the tool runner.
+/// throw RunError, and a watchdog thread: if the process still runs kInterruptGrace after the
+/// signal (a single step longer than that), or a second signal comes, the watchdog removes the
+/// registered temporary files (io/temporary_files.hpp) and exits 1. Called by the tool runner.
 void install_interrupt_handlers();
 /// Throws RunError if a SIGINT/SIGTERM arrived.
 void check_interrupted();

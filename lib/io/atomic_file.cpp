@@ -28,6 +28,7 @@ std::filesystem::path temporary_path_for(const std::filesystem::path& path) {
 AtomicFile::AtomicFile(std::filesystem::path path)
     : path_(std::move(path)), tmp_(temporary_path_for(path_)), active_(true) {
   check_replaceable(path_);
+  registration_ = TemporaryRegistration(tmp_);
   file_ = std::fopen(tmp_.c_str(), "wb");
   if (!file_) {
     const int err = errno;
@@ -53,7 +54,8 @@ AtomicFile::AtomicFile(AtomicFile&& o) noexcept
       file_(std::exchange(o.file_, nullptr)),
       size_(o.size_),
       committed_(o.committed_),
-      active_(std::exchange(o.active_, false)) {}
+      active_(std::exchange(o.active_, false)),
+      registration_(std::move(o.registration_)) {}
 
 AtomicFile& AtomicFile::operator=(AtomicFile&& o) noexcept {
   if (this != &o) {
@@ -64,6 +66,7 @@ AtomicFile& AtomicFile::operator=(AtomicFile&& o) noexcept {
     size_ = o.size_;
     committed_ = o.committed_;
     active_ = std::exchange(o.active_, false);
+    registration_ = std::move(o.registration_);
   }
   return *this;
 }
@@ -78,6 +81,7 @@ void AtomicFile::discard() noexcept {
     std::filesystem::remove(tmp_, ec);
   }
   active_ = false;
+  registration_ = {};
 }
 
 void AtomicFile::write(const void* data, std::size_t bytes) {
@@ -124,6 +128,7 @@ void AtomicFile::commit() {
   }
   committed_ = true;
   active_ = false;
+  registration_ = {};
 }
 
 void check_replaceable(const std::filesystem::path& path) {

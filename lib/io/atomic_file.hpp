@@ -11,6 +11,8 @@
 #include <string>
 #include <string_view>
 
+#include "io/temporary_files.hpp"
+
 namespace datadyn::io {
 
 class AtomicFile {
@@ -46,6 +48,7 @@ class AtomicFile {
   std::FILE* file_ = nullptr;
   std::size_t size_ = 0;
   bool committed_ = false, active_ = false;
+  TemporaryRegistration registration_;  // while tmp_ may exist
 };
 
 /// `<path>.tmp-<pid>`: the name a file has while it is written.

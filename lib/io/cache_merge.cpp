@@ -11,6 +11,7 @@
 #include "core/errors.hpp"
 #include "io/cache.hpp"
 #include "io/cache_layout.hpp"
+#include "io/temporary_files.hpp"
 
 namespace datadyn::io {
 
@@ -384,6 +385,7 @@ MergeResult merge_caches(const std::vector<std::filesystem::path>& inputs,
   canonical += "-canonical";
   struct Cleanup {
     std::filesystem::path a, b;
+    TemporaryRegistration ra{a}, rb{b};
     ~Cleanup() {
       std::error_code ec;
       std::filesystem::remove(a, ec);

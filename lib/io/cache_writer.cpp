@@ -13,6 +13,7 @@
 #include "io/cache.hpp"
 #include "io/cache_layout.hpp"
 #include "io/hdf5_handle.hpp"
+#include "io/temporary_files.hpp"
 
 namespace datadyn::io {
 
@@ -420,6 +421,7 @@ void SequenceWriter::append_frame(std::int64_t frame, double time,
 
 struct CacheWriter::Impl {
   std::filesystem::path path, tmp;
+  TemporaryRegistration tmp_registration, canonical_registration;
   std::string file_name;  // for messages: the real name
   WriteOptions options;
   Handle file;
@@ -443,6 +445,7 @@ CacheWriter::CacheWriter(std::filesystem::path path, Provenance provenance, Writ
   if (!std::filesystem::is_directory(dir, ec))
     throw IoError(w.file_name + ": cannot write: directory " + dir.string() + " does not exist");
   check_replaceable(w.path);
+  w.tmp_registration = TemporaryRegistration(w.tmp);
   w.file = detail::create_cache_file(w.tmp, w.file_name);
   provenance.created_utc = utc_now_iso8601();
   Handle root(H5Gopen2(w.file.get(), "/", H5P_DEFAULT), H5Gclose);
@@ -544,6 +547,7 @@ void CacheWriter::commit() {
   // on the content, so a cache merged from shards equals the single run's (cache_layout.hpp).
   std::filesystem::path canonical = w.tmp;
   canonical += "-canonical";
+  w.canonical_registration = TemporaryRegistration(canonical);
   std::error_code ec;
   try {
     detail::write_canonical_copy(w.tmp, canonical, w.file_name);

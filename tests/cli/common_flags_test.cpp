@@ -189,6 +189,68 @@ TEST_CASE("SIGTERM mid-run exits 1 and leaves no file, not even a temporary one"
   CHECK(std::filesystem::is_empty(dir.path()));
 }
 
+namespace {
+
+/// Starts the fixture on a frame that sleeps `sleep_ms` and waits until its temporary output
+/// exists, so that a signal lands in the middle of that step.
+pid_t start_slow_step(const TempDir& dir, const std::string& sleep_ms,
+                      const std::string& stderr_file) {
+  const pid_t pid = datadyn::test::spawn({kFixture, "-q", "--set", "sleep_ms=" + sleep_ms, "--set",
+                                          "frames=3", "-o", (dir / "slow.h5").string()},
+                                         stderr_file);
+  bool started = false;
+  for (int i = 0; i < 500 && !started && pid > 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    for (const auto& e : std::filesystem::directory_iterator(dir.path()))
+      if (e.path().string().find(".tmp-") != std::string::npos) started = true;
+  }
+  CHECK(started);
+  return pid;
+}
+
+int wait_exit(pid_t pid) {
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+}  // namespace
+
+TEST_CASE("SIGTERM during a step longer than the grace still ends the run and its temporaries") {
+  // A frame of ten minutes never reaches the next tick; a farm would SIGKILL it and keep the
+  // temporary file. The watchdog removes it and exits 1 once the grace (10 s) has passed.
+  TempDir dir, logs;
+  const pid_t pid = start_slow_step(dir, "600000", (logs / "err.txt").string());
+  REQUIRE(pid > 0);
+  const auto start = std::chrono::steady_clock::now();
+  kill(pid, SIGTERM);
+  CHECK(wait_exit(pid) == 1);
+  const double waited =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  MESSAGE("ended " << waited << " s after SIGTERM");
+  CHECK(waited < 120);  // the grace, not the step's ten minutes (a loaded machine may be slow)
+  CHECK(std::filesystem::is_empty(dir.path()));
+  std::ifstream in(logs / "err.txt");
+  const std::string err((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(err.find("interrupted by SIGTERM: the work did not stop within 10 s; 1 temporary file "
+                 "removed, the run ends") != std::string::npos);
+}
+
+TEST_CASE("a second SIGTERM ends a stuck run at once and removes its temporaries") {
+  TempDir dir, logs;
+  const pid_t pid = start_slow_step(dir, "600000", (logs / "err.txt").string());
+  REQUIRE(pid > 0);
+  kill(pid, SIGTERM);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  kill(pid, SIGTERM);
+  CHECK(wait_exit(pid) == 1);
+  CHECK(std::filesystem::is_empty(dir.path()));
+  std::ifstream in(logs / "err.txt");
+  const std::string err((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(err.find("interrupted by SIGTERM: a second signal came before the work stopped; 1 "
+                 "temporary file removed") != std::string::npos);
+}
+
 TEST_CASE("--log-format json writes one JSON object per line") {
   TempDir dir;
   const auto r =

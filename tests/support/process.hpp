@@ -32,6 +32,7 @@ inline ProcessResult run_command(const std::string& command) {
 
 }  // namespace datadyn::test
 
+#include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
 
@@ -39,14 +40,21 @@ inline ProcessResult run_command(const std::string& command) {
 
 namespace datadyn::test {
 
-/// Starts argv[0] with the arguments, without a shell; returns its pid (or -1).
-inline pid_t spawn(std::vector<std::string> args) {
+/// Starts argv[0] with the arguments, without a shell; returns its pid (or -1). With
+/// `stderr_file`, the process's standard error goes to that file.
+inline pid_t spawn(std::vector<std::string> args, const std::string& stderr_file = "") {
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  if (!stderr_file.empty())
+    posix_spawn_file_actions_addopen(&actions, 2, stderr_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
   pid_t pid = -1;
-  if (posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) != 0) return -1;
-  return pid;
+  const int r = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  return r == 0 ? pid : -1;
 }
 
 /// Sends SIGTERM and waits: the exit code, or 128 + the signal if the process was killed.

@@ -1,0 +1,66 @@
+#include "io/temporary_files.hpp"
+
+#include <mutex>
+#include <set>
+#include <utility>
+
+namespace datadyn::io {
+
+namespace {
+
+struct Registry {
+  std::mutex mutex;
+  std::multiset<std::string> paths;
+};
+
+// Never destroyed: the watchdog thread may use it while the main thread runs exit().
+Registry& registry() {
+  static Registry* r = new Registry;
+  return *r;
+}
+
+}  // namespace
+
+TemporaryRegistration::TemporaryRegistration(const std::filesystem::path& path)
+    : path_(path.string()) {
+  Registry& r = registry();
+  const std::lock_guard lock(r.mutex);
+  r.paths.insert(*path_);
+}
+
+TemporaryRegistration::~TemporaryRegistration() {
+  release();
+}
+
+TemporaryRegistration::TemporaryRegistration(TemporaryRegistration&& o) noexcept
+    : path_(std::exchange(o.path_, std::nullopt)) {}
+
+TemporaryRegistration& TemporaryRegistration::operator=(TemporaryRegistration&& o) noexcept {
+  if (this != &o) {
+    release();
+    path_ = std::exchange(o.path_, std::nullopt);
+  }
+  return *this;
+}
+
+void TemporaryRegistration::release() noexcept {
+  if (!path_) return;
+  Registry& r = registry();
+  const std::lock_guard lock(r.mutex);
+  const auto it = r.paths.find(*path_);
+  if (it != r.paths.end()) r.paths.erase(it);
+  path_.reset();
+}
+
+std::size_t remove_registered_temporaries() noexcept {
+  Registry& r = registry();
+  const std::lock_guard lock(r.mutex);
+  std::size_t removed = 0;
+  for (const auto& p : r.paths) {
+    std::error_code ec;
+    if (std::filesystem::remove(p, ec)) ++removed;
+  }
+  return removed;
+}
+
+}  // namespace datadyn::io
