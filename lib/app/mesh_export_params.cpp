@@ -62,6 +62,11 @@ void read_mesh_export_params(ConfigReader& r, io::MeshExportParams& p) {
   {
     auto l = r.child("level_set");
     l.get("voxel_size", p.level_set.voxel_size, non_negative());
+    // OpenVDB refuses a transform whose determinant (voxel_size^3) is near zero: 1.2e-5 m failed
+    // with "ArithmeticError: Non-zero scale values required", 1.5e-5 m worked.
+    if (p.level_set.voxel_size > 0 && p.level_set.voxel_size < 2e-5)
+      l.fail("voxel_size",
+             "0 (from the particle spacing) or a size >= 2e-5 m (OpenVDB's smallest)");
     l.get("radius", p.level_set.radius, non_negative());
     // Widths in voxels up to 100: OpenVDB's narrow bands are a few voxels, and a dilation of 1e6
     // voxels ran for ever instead of failing.

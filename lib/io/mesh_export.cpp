@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <exception>
 #include <map>
+#include <new>
 #include <set>
 #include <unordered_map>
 
@@ -151,7 +153,9 @@ double mean_edge_length(const PolygonMesh& m) {
 /// Reads what a job needs frame by frame (one frame in memory).
 class FrameSource {
  public:
-  FrameSource(const SequenceReader& seq, const Job& job) : seq_(seq), job_(job) {
+  /// `where` names the sequence in messages: "<file>: /sequences/<name>".
+  FrameSource(const SequenceReader& seq, const Job& job, std::string where)
+      : seq_(seq), job_(job), where_(std::move(where)) {
     if (job.source == ExportSource::Mesh) {
       if (job.topology == "tetrahedra") {
         faces_.triangles = boundary_triangles(seq.topology("tetrahedra"));
@@ -170,10 +174,23 @@ class FrameSource {
   /// Particles).
   PolygonMesh mesh(std::size_t f) const {
     PolygonMesh m;
-    m.points = to_points3(seq_.positions(f));
+    m.points = positions(f);
     m.triangles = faces_.triangles;
     m.quads = faces_.quads;
     return m;
+  }
+
+  /// The positions at frame index `f`; a non-finite one (a damaged cache, or one from another
+  /// writer) is an error naming the frame and point, not NaN in an OBJ or an OpenVDB exception.
+  Points3 positions(std::size_t f) const {
+    Points3 x = to_points3(seq_.positions(f));
+    if (!x.allFinite()) {
+      Eigen::Index i = 0;
+      while (x.row(i).allFinite()) ++i;
+      throw IoError(where_ + "/points/position: frame " + std::to_string(seq_.frames()[f]) +
+                    ": point " + std::to_string(i) + " is not finite");
+    }
+    return x;
   }
 
   VertexAttribute attribute(const std::string& name, std::size_t f) const {
@@ -189,6 +206,22 @@ class FrameSource {
   /// The level set of frame index `f` from the job's source.
   LevelSet level_set(std::size_t f, const MeshExportParams& params,
                      const NoteCallback& note) const {
+    try {
+      return make_level_set(f, params, note);
+    } catch (const Error&) {
+      throw;
+    } catch (const std::bad_alloc&) {
+      throw;
+    } catch (const std::exception& e) {
+      // OpenVDB's own exceptions ("ArithmeticError: ...") name neither file nor frame.
+      throw RunError(where_ + ": frame " + std::to_string(seq_.frames()[f]) +
+                     ": the level set failed: " + e.what());
+    }
+  }
+
+ private:
+  LevelSet make_level_set(std::size_t f, const MeshExportParams& params,
+                          const NoteCallback& note) const {
     const auto& lp = params.level_set;
     if (job_.source == ExportSource::Grid) {
       const Array<float> values = seq_.read_frame<float>("grids/" + job_.grid, f);
@@ -209,7 +242,7 @@ class FrameSource {
     pp.smooth = lp.smooth;
     pp.erode = lp.erode;
     pp.rasterizer = lp.rasterizer;
-    auto r = level_set_from_particles(to_points3(seq_.positions(f)), pp);
+    auto r = level_set_from_particles(positions(f), pp);
     if ((r.skipped_small || r.skipped_large) && note)
       note("/sequences/" + job_.sequence + " frame " + std::to_string(seq_.frames()[f]) + ": " +
            std::to_string(r.skipped_small + r.skipped_large) +
@@ -217,9 +250,9 @@ class FrameSource {
     return std::move(r.level_set);
   }
 
- private:
   const SequenceReader& seq_;
   const Job& job_;
+  std::string where_;
   PolygonMesh faces_;
   std::map<std::string, Array<float>> static_;
 };
@@ -521,7 +554,7 @@ MeshExportResult export_cache(const MeshExportParams& params, const Provenance& 
           how = "the sequence's particle_spacing";
         }
         if (!(spacing > 0)) {
-          const FrameSource src(seq, job);
+          const FrameSource src(seq, job, params.input.string() + ": /sequences/" + job.sequence);
           const PolygonMesh m = src.mesh(job.indices.front());
           spacing =
               source == ExportSource::Mesh ? mean_edge_length(m) : mean_nearest_distance(m.points);
@@ -610,7 +643,7 @@ MeshExportResult export_cache(const MeshExportParams& params, const Provenance& 
       continue;
     }
 
-    const FrameSource src(seq, job);
+    const FrameSource src(seq, job, params.input.string() + ": /sequences/" + job.sequence);
     // Colour range: configured, else the first exported frame's.
     double lo = params.color.min, hi = params.color.max;
     if (!job.color.empty() && !(hi > lo)) {
@@ -677,7 +710,7 @@ MeshExportResult export_cache(const MeshExportParams& params, const Provenance& 
           mdd = std::make_unique<MddWriter>(job.output, n, times);
         }
         for (std::size_t f : job.indices) {
-          const Points3 x = to_points3(seq.positions(f));
+          const Points3 x = src.positions(f);
           if (pc2)
             pc2->write_frame(x);
           else

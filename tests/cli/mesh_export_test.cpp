@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 
 #include <chrono>
+#include <limits>
 #include <regex>
 #include <thread>
 
@@ -17,6 +18,7 @@
 #include "io/cache.hpp"
 #include "support/export_caches.hpp"
 #include "support/format_readers.hpp"
+#include "support/h5_poke.hpp"
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
 
@@ -152,6 +154,25 @@ TEST_CASE("mesh-export: bad input exits 1, names what is wrong and leaves no fil
   CHECK(!std::filesystem::exists(s.out / "c.pc2"));
   std::filesystem::remove(s.out / "c.obj");
   CHECK(s.out_empty());
+  // A non-finite position (a damaged cache, or one from another writer): the frame and point are
+  // named for every format, instead of NaN in the file or a bare OpenVDB exception.
+  datadyn::test::poke_float(s.cache, "/sequences/drops/points/position", 2 * 216 * 3 + 5 * 3 + 1,
+                            std::numeric_limits<double>::quiet_NaN());
+  datadyn::test::poke_float(s.cache, "/sequences/cloth/points/position", 2 * 20 * 3 + 5 * 3 + 1,
+                            std::numeric_limits<double>::quiet_NaN());
+  for (const auto& [sequence, name] :
+       std::vector<std::pair<std::string, std::string>>{{"drops", "d.####.vdb"},
+                                                        {"drops", "d.####.ply"},
+                                                        {"cloth", "c.pc2"},
+                                                        {"cloth", "c.usda"},
+                                                        {"cloth", "c.####.obj"}}) {
+    r = s.run("--sequence " + sequence + " --frames 3" + s.o(name));
+    INFO(name, ": ", r.err);
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find(s.cache + ": /sequences/" + sequence +
+                     "/points/position: frame 3: point 5 is not finite") != std::string::npos);
+  }
+  CHECK(s.out_empty());
 }
 
 TEST_CASE("mesh-export: a full disk fails every format with exit 1 and no file") {
@@ -207,6 +228,11 @@ TEST_CASE("mesh-export: usage and config errors exit 2 and leave no file") {
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/level_set/radius: expected a radius of at most 100 voxels") !=
         std::string::npos);
+  // Below OpenVDB's smallest voxel its transform throws an ArithmeticError naming nothing.
+  r = s.run("--sequence drops --set level_set.voxel_size=1e-5" + s.o("d.vdb"));
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/level_set/voxel_size: expected 0 (from the particle spacing) or a size >= "
+                   "2e-5 m") != std::string::npos);
   r = s.run("--set level_set.radiu=1" + s.o("d.vdb"));
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("did you mean \"radius\"") != std::string::npos);
