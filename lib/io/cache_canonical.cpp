@@ -16,13 +16,13 @@ namespace {
 using h5::Handle;
 
 void copy_attributes(hid_t from, hid_t to, const std::string& where) {
-  for (const auto& name : h5::attribute_names(from))  // by name (H5_INDEX_NAME)
+  for (const auto& name : h5::attribute_names(from, where))  // by name (H5_INDEX_NAME)
     h5::write_attribute(to, name, h5::read_attribute(from, name, where), where);
 }
 
 void copy_group(hid_t from, hid_t to, const std::string& path, const std::string& file_name) {
   copy_attributes(from, to, file_name + ": " + path);
-  for (const auto& name : h5::child_names(from)) {  // by name
+  for (const auto& name : h5::child_names(from, file_name + ": " + path)) {  // by name
     const std::string child = (path == "/" ? "/" : path + "/") + name;
     H5O_info_t info;
     h5::check_status(H5Oget_info_by_name2(from, name.c_str(), &info, H5O_INFO_BASIC, H5P_DEFAULT),

@@ -81,7 +81,7 @@ struct Merger {
                         const std::vector<std::string>& skip = {}) const {
     std::map<std::string, std::pair<AttributeValue, std::size_t>> seen;
     for (const auto& s : sources)
-      for (const auto& a : h5::attribute_names(s.id)) {
+      for (const auto& a : h5::attribute_names(s.id, name(s.input) + ": " + path)) {
         if (std::find(skip.begin(), skip.end(), a) != skip.end()) continue;
         AttributeValue v = h5::read_attribute(s.id, a, name(s.input) + ": " + path);
         auto it = seen.find(a);
@@ -316,7 +316,8 @@ struct Merger {
 
     std::vector<std::string> children;
     for (const auto& s : sources)
-      for (auto& c : h5::child_names(s.id)) children.push_back(std::move(c));
+      for (auto& c : h5::child_names(s.id, name(s.input) + ": " + path))
+        children.push_back(std::move(c));
     std::sort(children.begin(), children.end());
     children.erase(std::unique(children.begin(), children.end()), children.end());
     for (const auto& child : children) {

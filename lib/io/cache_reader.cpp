@@ -184,7 +184,7 @@ struct SequenceReader::Impl {
       if (!h5::link_exists(f, p)) return std::vector<std::string>{};
       Handle g = h5::check_id(H5Gopen2(f, p.c_str(), H5P_DEFAULT), H5Gclose,
                               file_name + ": " + p + ": expected a group");
-      return h5::child_names(g.get());
+      return h5::child_names(g.get(), file_name + ": " + p);
     };
     point_arrays = children("points");
     for (const auto& a : point_arrays) {
@@ -294,8 +294,9 @@ std::optional<std::size_t> SequenceReader::frame_index(std::int64_t frame) const
 Attributes SequenceReader::attributes() const {
   Handle g(H5Gopen2(impl_->file->get(), impl_->group_path.c_str(), H5P_DEFAULT), H5Gclose);
   Attributes out;
-  for (const auto& n : h5::attribute_names(g.get()))
-    out[n] = h5::read_attribute(g.get(), n, impl_->file_name + ": " + impl_->group_path);
+  const std::string where = impl_->file_name + ": " + impl_->group_path;
+  for (const auto& n : h5::attribute_names(g.get(), where))
+    out[n] = h5::read_attribute(g.get(), n, where);
   return out;
 }
 
@@ -422,7 +423,7 @@ std::vector<std::string> CacheReader::sequence_names() const {
   if (!h5::link_exists(impl_->file->get(), "/sequences")) return {};
   Handle g = h5::check_id(H5Gopen2(impl_->file->get(), "/sequences", H5P_DEFAULT), H5Gclose,
                           impl_->file_name + ": /sequences: expected a group");
-  return h5::child_names(g.get());
+  return h5::child_names(g.get(), impl_->file_name + ": /sequences");
 }
 
 SequenceReader CacheReader::sequence(const std::string& name) const {
@@ -452,7 +453,7 @@ Attributes CacheReader::attributes(const std::string& object_path) const {
   Handle o = h5::check_id(H5Oopen(impl_->file->get(), object_path.c_str(), H5P_DEFAULT), H5Oclose,
                           w + ": cannot open");
   Attributes out;
-  for (const auto& n : h5::attribute_names(o.get())) out[n] = h5::read_attribute(o.get(), n, w);
+  for (const auto& n : h5::attribute_names(o.get(), w)) out[n] = h5::read_attribute(o.get(), n, w);
   return out;
 }
 

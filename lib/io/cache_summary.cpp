@@ -1,10 +1,13 @@
 #include "io/cache_summary.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <vector>
 
 #include "core/errors.hpp"
 #include "io/cache.hpp"
+#include "io/hdf5_handle.hpp"
 
 namespace datadyn::io {
 
@@ -47,9 +50,76 @@ std::string cache_summary(const std::filesystem::path& path) {
   return os.str();
 }
 
+namespace {
+
+using h5::Handle;
+
+/// Reads every attribute and every dataset at and under `path`, in slabs along the first axis,
+/// so that damage HDF5 notices anywhere (a group it cannot list, a chunk that does not inflate,
+/// a bad heap) is an error naming the object - also in groups no sequence reader opens
+/// (/springs, /model, /features). Throws IoError.
+void read_every_object(hid_t file, const std::string& path, const std::string& file_name) {
+  const std::string where = file_name + ": " + path;
+  Handle obj =
+      h5::check_id(H5Oopen(file, path.c_str(), H5P_DEFAULT), H5Oclose, where + ": cannot open");
+  for (const auto& a : h5::attribute_names(obj.get(), where))
+    (void)h5::read_attribute(obj.get(), a, where);
+  H5O_info_t info;
+  h5::check_status(H5Oget_info2(obj.get(), &info, H5O_INFO_BASIC), where + ": cannot read");
+  if (info.type == H5O_TYPE_GROUP) {
+    for (const auto& child : h5::child_names(obj.get(), where))
+      read_every_object(file, (path == "/" ? "/" : path + "/") + child, file_name);
+    return;
+  }
+  if (info.type != H5O_TYPE_DATASET) return;
+  Handle space(H5Dget_space(obj.get()), H5Sclose);
+  Handle type(H5Dget_type(obj.get()), H5Tclose);
+  Handle native(H5Tget_native_type(type.get(), H5T_DIR_ASCEND), H5Tclose);
+  if (!space.valid() || !type.valid() || !native.valid())
+    throw IoError(where + ": cannot read its type or shape");
+  if (H5Tdetect_class(native.get(), H5T_VLEN) > 0 || H5Tis_variable_str(native.get()) > 0)
+    return;  // the tools write no variable-length datasets
+  const int rank = H5Sget_simple_extent_ndims(space.get());
+  std::vector<hsize_t> dims(static_cast<std::size_t>(std::max(rank, 0)));
+  if (rank > 0) H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
+  const std::size_t element = H5Tget_size(native.get());
+  if (rank <= 0) {
+    std::vector<unsigned char> buffer(element);
+    h5::check_status(H5Dread(obj.get(), native.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buffer.data()),
+                     where + ": cannot read");
+    return;
+  }
+  hsize_t row = 1;
+  for (int d = 1; d < rank; ++d) row *= dims[static_cast<std::size_t>(d)];
+  const hsize_t rows_per_slab =
+      std::max<hsize_t>(1, (hsize_t{16} << 20) / std::max<hsize_t>(1, row * element));
+  std::vector<unsigned char> buffer;
+  for (hsize_t first = 0; first < dims[0]; first += rows_per_slab) {
+    std::vector<hsize_t> start(dims.size(), 0), count = dims;
+    start[0] = first;
+    count[0] = std::min(rows_per_slab, dims[0] - first);
+    buffer.resize(static_cast<std::size_t>(count[0] * row) * element);
+    Handle memory(H5Screate_simple(rank, count.data(), nullptr), H5Sclose);
+    h5::check_status(H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start.data(), nullptr,
+                                         count.data(), nullptr),
+                     where + ": cannot select rows");
+    h5::check_status(
+        H5Dread(obj.get(), native.get(), memory.get(), space.get(), H5P_DEFAULT, buffer.data()),
+        where + ": cannot read rows " + std::to_string(first) + "-" +
+            std::to_string(first + count[0] - 1));
+  }
+}
+
+}  // namespace
+
 void check_cache(const std::filesystem::path& path,
                  const std::function<void(const std::string&, std::size_t)>& on_sequence) {
   CacheReader r(path);
+  {
+    Handle file = h5::check_id(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose,
+                               path.string() + ": cannot open");
+    read_every_object(file.get(), "/", path.string());
+  }
   for (const auto& name : r.sequence_names()) {
     const SequenceReader s = r.sequence(name);
     std::vector<std::string> per_frame;

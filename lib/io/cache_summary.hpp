@@ -12,9 +12,10 @@ namespace datadyn::io {
 /// topology, grids and attributes.
 std::string cache_summary(const std::filesystem::path& path);
 
-/// Opens every sequence (validating shapes and types) and reads every frame of every per-frame
-/// array and grid, so a damaged chunk anywhere is found. Throws IoError naming the file, the
-/// dataset and the frame. `on_sequence` is called after each sequence is read (name, frames).
+/// Reads every attribute and every dataset of every group (a group HDF5 cannot list, a chunk
+/// that does not inflate), then opens every sequence (validating shapes, types and topology
+/// indices) and checks every frame of every per-frame array and grid for NaN and infinity.
+/// Throws IoError naming the file, the object and, for frames, the frame. `on_sequence` is called after each sequence is read (name, frames).
 void check_cache(const std::filesystem::path& path,
                  const std::function<void(const std::string&, std::size_t)>& on_sequence = {});
 

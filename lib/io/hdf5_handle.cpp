@@ -267,27 +267,29 @@ AttributeValue read_attribute(hid_t object, const std::string& name, const std::
   }
 }
 
-std::vector<std::string> attribute_names(hid_t object) {
+std::vector<std::string> attribute_names(hid_t object, const std::string& where) {
   std::vector<std::string> names;
-  H5Aiterate2(
+  const herr_t status = H5Aiterate2(
       object, H5_INDEX_NAME, H5_ITER_INC, nullptr,
       [](hid_t, const char* n, const H5A_info_t*, void* data) -> herr_t {
         static_cast<std::vector<std::string>*>(data)->push_back(n);
         return 0;
       },
       &names);
+  check_status(status, where + ": cannot list the attributes");
   return names;
 }
 
-std::vector<std::string> child_names(hid_t group) {
+std::vector<std::string> child_names(hid_t group, const std::string& where) {
   std::vector<std::string> names;
-  H5Literate(
+  const herr_t status = H5Literate(
       group, H5_INDEX_NAME, H5_ITER_INC, nullptr,
       [](hid_t, const char* n, const H5L_info_t*, void* data) -> herr_t {
         static_cast<std::vector<std::string>*>(data)->push_back(n);
         return 0;
       },
       &names);
+  check_status(status, where + ": cannot list the group");
   return names;
 }
 

@@ -68,8 +68,10 @@ Handle ensure_group(hid_t file, const std::string& path, const std::string& file
 void write_attribute(hid_t object, const std::string& name, const AttributeValue& value,
                      const std::string& where);
 AttributeValue read_attribute(hid_t object, const std::string& name, const std::string& where);
-std::vector<std::string> attribute_names(hid_t object);
-std::vector<std::string> child_names(hid_t group);
+/// The names of an object's attributes, or of a group's links; a listing HDF5 cannot finish
+/// (damaged metadata) throws IoError naming `where` instead of returning part of it.
+std::vector<std::string> attribute_names(hid_t object, const std::string& where);
+std::vector<std::string> child_names(hid_t group, const std::string& where);
 Shape dataset_shape(hid_t dataset);
 bool link_exists(hid_t file, const std::string& path);
 
