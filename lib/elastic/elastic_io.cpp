@@ -102,7 +102,7 @@ void read_example(ConfigReader& r, ExampleConfig& e) {
               {"surface", std::string("surface")}});
   r.get("name", e.name);
   if (e.type == "file") {
-    r.require_input_file("file", e.file, {".node"});
+    r.require_input_file("file", e.file);
     return;
   }
   if (e.type == "surface") {
