@@ -238,13 +238,24 @@ void ConfigReader::fail(const std::string& key, const std::string& expected) con
   fail_at(r, key, expected, got);
 }
 
+std::filesystem::path ConfigReader::resolve_file(const std::string& key,
+                                                 const std::string& file) const {
+  std::filesystem::path path(file);
+  if (path.is_relative() && !raw(key).override) path = state_->directory / path;
+  return path;
+}
+
+void ConfigReader::get_output_file(const std::string& key, std::string& file) {
+  get(key, file);
+  if (!file.empty()) file = resolve_file(key, file).string();
+}
+
 void ConfigReader::get_input_file(const std::string& key, std::string& file,
                                   const std::vector<std::string>& stem_suffixes) {
   get(key, file);
   if (file.empty()) return;
   const Raw r = raw(key);
-  std::filesystem::path path(file);
-  if (path.is_relative() && !r.override) path = state_->directory / path;
+  const std::filesystem::path path = resolve_file(key, file);
   // A directory, a missing file or one without read permission are all mistakes in the name.
   const auto readable = [](const std::filesystem::path& p) {
     std::error_code ec;

@@ -107,6 +107,9 @@ class ConfigReader {
   /// Like get_input_file, but the key must be present and not empty.
   void require_input_file(const std::string& key, std::string& file,
                           const std::vector<std::string>& stem_suffixes = {});
+  /// A file the run writes, named by key ("" or absent: none), resolved like get_input_file
+  /// (beside the config file, or in the working directory for a --set) but not checked.
+  void get_output_file(const std::string& key, std::string& file);
   /// Any JSON under key, taken as it is (free-form sections); the whole subtree counts as known.
   void get_json(const std::string& key, json& value);
 
@@ -144,6 +147,8 @@ class ConfigReader {
     std::string origin;                     // file name or "--set a.b"
   };
   Raw raw(const std::string& key) const;
+  /// `file` as given at key, relative to the config file's directory unless a --set gave it.
+  std::filesystem::path resolve_file(const std::string& key, const std::string& file) const;
   void record(const std::string& key, json value);
   [[noreturn]] void fail_at(const Raw& raw, const std::string& key, const std::string& expected,
                             const std::string& got) const;

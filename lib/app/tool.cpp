@@ -15,6 +15,7 @@
 #include "app/version.hpp"
 #include "core/errors.hpp"
 #include "core/simd.hpp"
+#include "io/atomic_file.hpp"
 #include "io/hdf5_library.hpp"
 
 namespace datadyn::app {
@@ -166,27 +167,27 @@ std::filesystem::path Context::input() const {
 }
 
 std::filesystem::path Context::output(const std::string& fallback) const {
-  if (!options_.output.empty()) return options_.output;
-  if (fallback.empty()) throw UsageError("-o/--output: an output path is required");
-  return fallback;
+  std::filesystem::path out = options_.output;
+  if (out.empty()) {
+    if (fallback.empty()) throw UsageError("-o/--output: an output path is required");
+    out = fallback;
+  }
+  refuse_input(out, "-o/--output");
+  return out;
+}
+
+void Context::refuse_input(const std::filesystem::path& path, const std::string& what) const {
+  for (const auto& in : options_.inputs)
+    if (io::same_file(path, in))
+      throw UsageError(what + ": " + path.string() +
+                       " is also an input, which it would overwrite; give another file");
 }
 
 std::filesystem::path Context::side_output(const std::filesystem::path& path,
                                            const std::filesystem::path& main_output,
                                            const std::string& what) const {
-  const auto canonical = [](const std::filesystem::path& p) {
-    std::error_code ec;
-    const auto c = std::filesystem::weakly_canonical(p, ec);
-    return ec ? std::filesystem::absolute(p).lexically_normal() : c;
-  };
-  const auto same = [&](const std::filesystem::path& other) {
-    return canonical(path) == canonical(other);
-  };
-  for (const auto& in : options_.inputs)
-    if (same(in))
-      throw UsageError(what + ": " + path.string() +
-                       " is also an input, which it would overwrite; give another file");
-  if (same(main_output))
+  refuse_input(path, what);
+  if (io::same_file(path, main_output))
     throw UsageError(what + ": " + path.string() +
                      " is also the output, which it would replace; give another file");
   return path;

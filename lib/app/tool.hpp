@@ -97,8 +97,11 @@ class Context {
   std::vector<std::filesystem::path> inputs() const;
   /// Exactly one -i file; throws UsageError otherwise.
   std::filesystem::path input() const;
-  /// The -o path, or `fallback` when -o was not given (empty fallback: -o is required).
+  /// The -o path, or `fallback` when -o was not given (empty fallback: -o is required). Throws
+  /// UsageError if it names an input, which writing it would destroy.
   std::filesystem::path output(const std::string& fallback = "") const;
+  /// Throws UsageError naming `what` if `path`, a file the command will write, is an input.
+  void refuse_input(const std::filesystem::path& path, const std::string& what) const;
   /// `path` as a second output (a report, a plot) beside `main_output`; throws UsageError naming
   /// `what` ("--report", "/report") if it is an input or the main output, which it would replace.
   std::filesystem::path side_output(const std::filesystem::path& path,

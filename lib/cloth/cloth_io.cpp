@@ -675,6 +675,8 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
   // Checkpoints: the best weights so far and the training state (/checkpoint), atomically
   // replaced, beside the output; train.resume goes on from there.
   const auto checkpoint_path = std::filesystem::path(out.string() + ".checkpoint.h5");
+  if (config.train.checkpoint_every > 0)
+    ctx.refuse_input(checkpoint_path, "train.checkpoint_every (the checkpoint beside -o)");
   auto checkpoint = [&](const learn::TrainResult& r) {
     io::CacheWriter w(checkpoint_path, ctx.provenance());
     write_model(w, to_model(r));
@@ -843,6 +845,8 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
   for (const char* ext : {".json", ".md"})
     if (prefix.size() > std::string(ext).size() && prefix.ends_with(ext))
       prefix.resize(prefix.size() - std::string(ext).size());
+  for (const char* ext : {".json", ".md", "_loss.svg"})
+    ctx.refuse_input(prefix + ext, "-o/--output (the report " + prefix + ext + ")");
   if (ctx.dry_run()) {
     std::printf("would evaluate %zu models on %zu sequences into %s.json, %s.md\n", models.size(),
                 names.size(), prefix.c_str(), prefix.c_str());

@@ -594,9 +594,15 @@ SimulationReport simulate_to_cache(Scene& scene, const SceneConfig& config,
       report.ok = false;
       report.message = "frame " + std::to_string(f) + ": body '" +
                        scene.bodies[static_cast<std::size_t>(health.body)].name + "': particle " +
-                       std::to_string(health.particle) + " diverged (" + health.reason + "); the " +
-                       std::to_string(report.frames_written) + " frames before it are in " +
-                       output.string();
+                       std::to_string(health.particle) + " diverged (" + health.reason + ")";
+      // The frames before it are kept; with none, an existing output stays as it was (the
+      // writer's temporary file goes).
+      if (report.frames_written == 0) {
+        report.message += "; no frame was written, " + output.string() + " is left as it was";
+        return report;
+      }
+      report.message += "; the " + std::to_string(report.frames_written) +
+                        " frames before it are in " + output.string();
       break;
     }
     if (next < frames.size() && frames[next] == f) {

@@ -293,7 +293,7 @@ void read_fit_config(ConfigReader& r, FitConfig& c) {
   c.source = r.source();
   r.get("target_sequence", c.target_sequence);
   r.get("truth_sequence", c.truth_sequence);
-  r.get("report", c.report);
+  r.get_output_file("report", c.report);
 }
 
 void read_apply_config(ConfigReader& r, ApplyConfig& c) {
@@ -301,7 +301,7 @@ void read_apply_config(ConfigReader& r, ApplyConfig& c) {
   r.get("output_sequence", c.output_sequence);
   r.get("truth_sequence", c.truth_sequence);
   r.get("subframes", c.subframes, in_range(1, 64));
-  r.get("report", c.report);
+  r.get_output_file("report", c.report);
 }
 
 void run_simulate(app::Context& ctx) {

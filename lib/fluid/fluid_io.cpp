@@ -468,13 +468,17 @@ std::vector<SimulationSummary> write_database(const DatabaseParams& params,
     const SimulationSpec& spec = *job.spec;
     if (!job.result.ok) {
       abort_all = true;
+      // With no simulation completed there is nothing to keep: the writer is not committed, so
+      // an existing database stays as it was.
+      if (k == 0)
+        throw RunError(column_text(spec) + ": " + job.result.message +
+                       "; no simulation was completed, " + writer.path().string() +
+                       " is left as it was");
       writer.commit();
-      std::string kept = k == 0 ? "no simulation was completed"
-                                : "it keeps the " + std::to_string(k) + " simulation" +
-                                      (k == 1 ? "" : "s") + " before it (" + sims.front().name +
-                                      (k == 1 ? "" : ".." + sims[k - 1].name) + ")";
       throw RunError(column_text(spec) + ": " + job.result.message + "; " + writer.path().string() +
-                     " was written: " + kept);
+                     " was written: it keeps the " + std::to_string(k) + " simulation" +
+                     (k == 1 ? "" : "s") + " before it (" + sims.front().name +
+                     (k == 1 ? "" : ".." + sims[k - 1].name) + ")");
     }
     // Write the simulation (this thread only).
     io::SequenceWriter& seq = writer.add_sequence(spec.name, {base.frame_rate, 2});

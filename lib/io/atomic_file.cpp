@@ -25,6 +25,17 @@ std::filesystem::path temporary_path_for(const std::filesystem::path& path) {
   return tmp;
 }
 
+bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
+  const auto canonical = [](const std::filesystem::path& p) {
+    std::error_code ec;
+    const auto c = std::filesystem::weakly_canonical(p, ec);
+    return ec ? std::filesystem::absolute(p).lexically_normal() : c;
+  };
+  if (canonical(a) == canonical(b)) return true;
+  std::error_code ec;
+  return std::filesystem::equivalent(a, b, ec) && !ec;
+}
+
 AtomicFile::AtomicFile(std::filesystem::path path)
     : path_(std::move(path)), tmp_(temporary_path_for(path_)), active_(true) {
   check_replaceable(path_);

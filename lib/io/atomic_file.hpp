@@ -54,6 +54,10 @@ class AtomicFile {
 /// `<path>.tmp-<pid>`: the name a file has while it is written.
 std::filesystem::path temporary_path_for(const std::filesystem::path& path);
 
+/// Whether two names reach the same file: the same canonical path (links and `..` resolved as
+/// far as the paths exist), or, when both exist, the same file (hard links).
+bool same_file(const std::filesystem::path& a, const std::filesystem::path& b);
+
 /// Checks that files can be created in the directory of `path` (which must exist) by creating
 /// and removing a probe file there, so that an unwritable output fails before any work starts.
 /// Throws IoError naming the directory and the reason ("does not exist", "is not a directory",

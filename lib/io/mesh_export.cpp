@@ -608,6 +608,9 @@ MeshExportResult export_cache(const MeshExportParams& params, const Provenance& 
       if (!seen.insert(f).second)
         throw UsageError("-o " + params.output.string() + ": two outputs would be " + f.string() +
                          " (use {sequence} or #### in the template)");
+      if (same_file(f, params.input))
+        throw UsageError("-o " + params.output.string() + ": " + f.string() +
+                         " is the input cache, which it would overwrite; give another path");
       check_replaceable(f);
       dirs.insert(f.has_parent_path() ? f.parent_path() : std::filesystem::path("."));
       result.files.push_back(f);

@@ -38,7 +38,7 @@ void read_edit_params(app::ConfigReader& r, EditParams& p) {
   ConfigReader d = r.child("density");
   d.get("influence_radius", p.influence_radius, positive());
   d.get("iso_fraction", p.iso_fraction, Range{0.0, 1.0, true, true});
-  r.get("features", p.features);
+  r.get_output_file("features", p.features);
 
   r.get("cross_section", p.cross_section);
   ConfigReader t = r.child("target");
@@ -440,9 +440,7 @@ void run_wave_edit(const EditParams& p, const EditRun& run) {
     target(static_cast<Eigen::Index>(i)) = curve_at(curve, z[i]);
   }
 
-  const std::filesystem::path features_path =
-      p.features.empty() ? std::filesystem::path(run.database.string() + ".features.h5")
-                         : std::filesystem::path(p.features);
+  const std::filesystem::path& features_path = run.features;
   const json key = features_key(db, cache, grid, density, iso);
   if (run.dry_run) {
     std::printf(

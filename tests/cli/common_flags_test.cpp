@@ -129,6 +129,23 @@ TEST_CASE("--dry-run validates and writes nothing") {
   CHECK(r.exit_code == 2);
 }
 
+TEST_CASE("an output that is an input is refused before it is touched") {
+  TempDir dir;
+  const auto in = dir / "in.h5";
+  REQUIRE(run_command(kFixture + " -q --frames 1-3 -o " + in.string()).exit_code == 0);
+  const auto before = file_bytes(in);
+  // The same file by another name: a relative path with "..", and a hard link.
+  std::filesystem::create_directories(dir / "sub");
+  std::filesystem::create_hard_link(in, dir / "link.h5");
+  for (const auto& out : {(dir / "sub" / ".." / "in.h5").string(), (dir / "link.h5").string()}) {
+    const auto r = run_command(kFixture + " -q -i " + in.string() + " -o " + out);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("-o/--output: " + out + " is also an input, which it would overwrite") !=
+          std::string::npos);
+  }
+  CHECK(file_bytes(in) == before);
+}
+
 TEST_CASE("a failed run exits 1, names the frame, and leaves no file") {
   TempDir dir;
   const auto out = dir / "fail.h5";
@@ -379,6 +396,17 @@ TEST_CASE(
   r = run_command(env + kCacheTool + " merge -i part1.h5");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("-o/--output") != std::string::npos);
+  // --dry-run writes nothing (it wrote the merged file, over an existing one too).
+  r = run_command(env + kCacheTool + " merge --dry-run -i part1.h5 -i part2.h5 -o dry.h5");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("would merge 2 caches") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir / "dry.h5"));
+  // The merged cache named like a shard would destroy the shard.
+  const auto before = file_bytes(dir / "part1.h5");
+  r = run_command(env + kCacheTool + " merge -i part1.h5 -i part2.h5 -o ./part1.h5");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("./part1.h5 is also an input, which it would overwrite") != std::string::npos);
+  CHECK(file_bytes(dir / "part1.h5") == before);
 }
 
 TEST_CASE(

@@ -153,6 +153,14 @@ TEST_CASE("mesh-export: bad input exits 1, names what is wrong and leaves no fil
         std::string::npos);
   CHECK(!std::filesystem::exists(s.out / "c.pc2"));
   std::filesystem::remove(s.out / "c.obj");
+  // A planned file that is the input cache (here the .pc2's companion .obj) is refused.
+  std::filesystem::copy_file(s.cache, s.out / "in.obj");
+  r = run_command(kTool + " -i " + (s.out / "in.obj").string() + " --sequence cloth" +
+                  s.o("in.pc2"));
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("in.obj is the input cache, which it would overwrite") != std::string::npos);
+  CHECK(datadyn::io::CacheReader(s.out / "in.obj").sequence_names().size() == 5);
+  std::filesystem::remove(s.out / "in.obj");
   CHECK(s.out_empty());
   // A non-finite position (a damaged cache, or one from another writer): the frame and point are
   // named for every format, instead of NaN in the file or a bare OpenVDB exception.

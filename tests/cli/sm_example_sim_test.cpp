@@ -232,6 +232,19 @@ TEST_CASE("sm-example-sim: config errors exit 2 and name the key") {
   CHECK_FALSE(std::filesystem::exists(dir / "x.h5"));
 }
 
+TEST_CASE("sm-example-sim: a run that diverges before its first frame keeps the existing output") {
+  // It used to commit an empty cache over a good one.
+  TempDir dir;
+  const auto out = dir / "body.h5";
+  REQUIRE(run_command(kSim + " -q --set frames=3 -o " + out.string()).exit_code == 0);
+  const auto r =
+      run_command(kSim + " -q --set frames=3 --set bodies.0.velocity=2000,0,0 -o " + out.string());
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("no frame was written, " + out.string() + " is left as it was") !=
+        std::string::npos);
+  CHECK(datadyn::io::CacheReader(out).sequence("cuboid").frame_count() == 3);
+}
+
 TEST_CASE("sm-example-sim: an example with another vertex count exits 1 naming the file") {
   TempDir dir;
   const auto r = run_command(kSim +

@@ -169,6 +169,19 @@ TEST_CASE("wave-edit: bad databases and bad edits are clear errors that write no
                   (dir / "edit.json").string() + " --set band=1e308 -o " + (dir / "w.h5").string());
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/band: expected a number in [1, 100], got 1e+308") != std::string::npos);
+  // The features cache is rewritten when it does not match: named like the database it
+  // destroyed it, even on a run that then failed.
+  r = run_command(kTool + " -i " + (dir / "db.h5").string() + " -c " +
+                  (dir / "edit.json").string() + " --set features=" + (dir / "db.h5").string() +
+                  " -o " + (dir / "w.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/features: " + (dir / "db.h5").string() +
+                   " is also an input, which it would overwrite") != std::string::npos);
+  r = run_command(kTool + " -i " + (dir / "db.h5").string() + " -c " +
+                  (dir / "edit.json").string() + " --report " +
+                  (dir / "db.h5.features.h5").string() + " -o " + (dir / "w.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("is also the features cache") != std::string::npos);
   // A drawn curve the config names that is not there: a config error, before the database is read.
   std::ofstream(dir / "drawn.json") << config(R"(, "target": {"file": "curve.svg"})");
   r = run_command(kTool + " -i " + (dir / "db.h5").string() + " -c " +

@@ -8,6 +8,8 @@
 
 #include "app/progress.hpp"
 #include "app/tool.hpp"
+#include "io/atomic_file.hpp"
+#include "io/cache.hpp"
 #include "io/cache_merge.hpp"
 #include "io/cache_summary.hpp"
 
@@ -41,6 +43,15 @@ int main(int argc, char** argv) {
         if (ctx.inputs().empty()) throw datadyn::UsageError("-i/--input: give the shards' caches");
         const auto out = ctx.output();
         if (out.empty()) throw datadyn::UsageError("-o/--output: give the merged cache");
+        if (ctx.dry_run()) {
+          std::size_t sequences = 0;
+          for (const auto& in : ctx.inputs())
+            sequences += datadyn::io::CacheReader(in).sequence_names().size();
+          datadyn::io::check_writable_directory(out);
+          std::printf("would merge %zu caches (%zu sequences in all) into %s\n",
+                      ctx.inputs().size(), sequences, out.c_str());
+          return;
+        }
         const auto r = datadyn::io::merge_caches(
             ctx.inputs(), out,
             [&](const std::string& shard_line) {

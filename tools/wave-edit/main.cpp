@@ -3,6 +3,7 @@
 // and writes the blended 3D level set per frame, a JSON report and an SVG picture.
 
 #include "app/tool.hpp"
+#include "io/atomic_file.hpp"
 #include "wave/wave_io.hpp"
 
 int main(int argc, char** argv) {
@@ -21,9 +22,18 @@ int main(int argc, char** argv) {
                                      run.output, "--report");
         run.plot = ctx.side_output(plot.empty() ? run.output.string() + ".heights.svg" : plot,
                                    run.output, "--plot");
-        if (run.plot == run.report)
+        // The features cache is rewritten when it does not match: it must not be an input, the
+        // output, the report or the picture (features = the database destroyed it).
+        run.features = ctx.side_output(
+            params.features.empty() ? run.database.string() + ".features.h5" : params.features,
+            run.output, "/features");
+        if (io::same_file(run.plot, run.report))
           throw UsageError("--plot: " + run.plot.string() +
                            " is also the report; give another file");
+        for (const auto& [side, what] : {std::pair{run.report, "--report"}, {run.plot, "--plot"}})
+          if (io::same_file(side, run.features))
+            throw UsageError(std::string(what) + ": " + side.string() +
+                             " is also the features cache; give another file");
         run.frames = ctx.frames();
         run.shard = ctx.shard();
         run.dry_run = ctx.dry_run();
