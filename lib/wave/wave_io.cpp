@@ -190,8 +190,15 @@ Grid2Spec feature_grid(const EditParams& p, const Database& db, const io::CacheR
 /// Identity of the database and of the feature parameters, stored with the features.
 json features_key(const Database& db, const io::CacheReader& cache, const Grid2Spec& g,
                   const DensityParams& d, double iso) {
+  // The tools' outputs follow from their config, so the database's provenance names its content;
+  // the time, size and sequence names alone matched two sweeps in another order (same bytes
+  // count, one SOURCE_DATE_EPOCH), and the edit used the other database's heights.
+  const io::Provenance prov = cache.provenance();
   json k;
-  k["database_created_utc"] = cache.provenance().created_utc;
+  k["database_generator"] = prov.generator;
+  k["database_command_line"] = prov.command_line;
+  k["database_config"] = prov.config_json;
+  k["database_created_utc"] = prov.created_utc;
   k["database_size"] = std::filesystem::file_size(db.path);
   k["database_sequences"] = db.names;
   k["grid"] = {

@@ -3,6 +3,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
@@ -22,8 +23,8 @@ const std::string kTool = std::string(DATADYN_BIN_DIR) + "/wave-edit";
 /// Simulation n: a block of water on an l0 = 0.02 lattice, x in [0, 0.3 + 0.05 t], height
 /// (0.1 + 0.05 n)(1 − 0.1 t) at frame t, so H_n(s) = 0.1 + 0.05 n at every s inside the block.
 void write_database(const std::filesystem::path& path, int sims, int frames,
-                    double rate_of_last = 30.0) {
-  datadyn::io::CacheWriter w(path, {"test", "", "{}", ""});
+                    double rate_of_last = 30.0, const std::string& config = "{}") {
+  datadyn::io::CacheWriter w(path, {"test", "", config, ""});
   const double l0 = 0.02;
   for (int n = 0; n < sims; ++n) {
     char name[16];
@@ -106,6 +107,23 @@ TEST_CASE("wave-edit: picks the simulations whose heights match the curve, write
                   (dir / "second.h5").string());
   REQUIRE(r.exit_code == 0);
   CHECK(r.err.find("features from") != std::string::npos);
+
+  // Another database of the same size, names and time (SOURCE_DATE_EPOCH) but another config is
+  // not matched by the stored features (it was, and the edit used the wrong heights).
+  setenv("SOURCE_DATE_EPOCH", "1700000000", 1);
+  write_database(dir / "a.h5", 4, 5, 30.0, R"({"sweep": 1})");
+  write_database(dir / "b.h5", 4, 5, 30.0, R"({"sweep": 2})");
+  unsetenv("SOURCE_DATE_EPOCH");
+  REQUIRE(std::filesystem::file_size(dir / "a.h5") == std::filesystem::file_size(dir / "b.h5"));
+  const std::string edit = " -c " + (dir / "edit.json").string() +
+                           " --set features=" + (dir / "shared.features.h5").string();
+  REQUIRE(run_command(kTool + edit + " -i " + (dir / "a.h5").string() + " -o " +
+                      (dir / "a_out.h5").string())
+              .exit_code == 0);
+  r = run_command(kTool + edit + " -i " + (dir / "b.h5").string() + " -o " +
+                  (dir / "b_out.h5").string());
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("made for another database or other parameters") != std::string::npos);
 }
 
 TEST_CASE("wave-edit: shards of the frames merge into the single run's cache") {
