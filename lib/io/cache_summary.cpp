@@ -122,16 +122,25 @@ void check_cache(const std::filesystem::path& path,
   }
   for (const auto& name : r.sequence_names()) {
     const SequenceReader s = r.sequence(name);
+    const std::string where = path.string() + ": /sequences/" + name + "/";
+    const auto finite = [&](const std::vector<double>& values, const std::string& rel) {
+      for (std::size_t i = 0; i < values.size(); ++i)
+        if (!std::isfinite(values[i]))
+          throw IoError(where + rel + ": element " + std::to_string(i) + " is " +
+                        std::to_string(values[i]) + ", expected a finite number");
+    };
+    finite(s.times(), "time");
     std::vector<std::string> per_frame;
     for (const auto& a : s.point_arrays()) {
       const std::string rel = "points/" + a;
       if (s.is_per_frame(rel))
         per_frame.push_back(rel);
       else
-        (void)s.read_static<double>(rel);
+        finite(s.read_static<double>(rel).data, rel);
     }
     for (const auto& g : s.grids()) per_frame.push_back("grids/" + g);
-    if (s.has("rest/position")) (void)s.read_static<double>("rest/position");
+    if (s.has("rest/position"))
+      finite(s.read_static<double>("rest/position").data, "rest/position");
     for (const auto& t : s.topologies()) (void)s.topology(t);  // checks index ranges
     for (std::size_t f = 0; f < s.frame_count(); ++f) {
       for (const auto& rel : per_frame) {

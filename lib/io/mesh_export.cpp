@@ -200,6 +200,13 @@ class FrameSource {
     VertexAttribute v;
     v.name = name;
     v.values = a.matrix();
+    if (!v.values.allFinite()) {
+      Eigen::Index i = 0;
+      while (v.values.row(i).allFinite()) ++i;
+      throw IoError(where_ + "/" + path +
+                    (it != static_.end() ? "" : ": frame " + std::to_string(seq_.frames()[f])) +
+                    ": point " + std::to_string(i) + " is not finite");
+    }
     return v;
   }
 
@@ -630,6 +637,11 @@ MeshExportResult export_cache(const MeshExportParams& params, const Provenance& 
     const Job& job = jobs[s];
     const SequenceReader& seq = readers[s];
     if (job.indices.empty()) continue;
+    // Times go into MDD, XDMF and USDA: a damaged one is named, not written as nan.
+    for (std::size_t f : job.indices)
+      if (!std::isfinite(seq.times()[f]))
+        throw IoError(in + ": /sequences/" + job.sequence + "/time: frame " +
+                      std::to_string(seq.frames()[f]) + " has a time that is not finite");
     const auto& frames = seq.frames();
     auto metadata = [&](std::optional<std::size_t> f) {
       Metadata m{{"generator", prov.generator}};

@@ -180,6 +180,19 @@ TEST_CASE("mesh-export: bad input exits 1, names what is wrong and leaves no fil
     CHECK(r.err.find(s.cache + ": /sequences/" + sequence +
                      "/points/position: frame 3: point 5 is not finite") != std::string::npos);
   }
+  // The same for a point attribute and for a frame's time (they went into PLY, USDA, MDD, XDMF).
+  datadyn::test::poke_float(s.cache, "/sequences/cloth/points/stiffness", 7,
+                            std::numeric_limits<double>::infinity());
+  r = s.run("--sequence cloth --frames 1-2 --set attributes=stiffness" + s.o("c.####.ply"));
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("/sequences/cloth/points/stiffness: point 7 is not finite") !=
+        std::string::npos);
+  datadyn::test::poke_float(s.cache, "/sequences/body/time", 1,
+                            std::numeric_limits<double>::quiet_NaN());
+  r = s.run("--sequence body" + s.o("b.mdd"));
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("/sequences/body/time: frame 2 has a time that is not finite") !=
+        std::string::npos);
   CHECK(s.out_empty());
 }
 

@@ -34,6 +34,7 @@ void write_cache(const std::filesystem::path& path) {
     Points3 x(50, 3);
     for (int i = 0; i < 50; ++i) x.row(i) << 0.01 * i, 0.02 * f, std::sin(0.3 * i + f);
     s.append_frame(f, f / 24.0, {{"points/position", view(x)}});
+    if (f == 0) s.write_static("rest/position", view(x));
   }
   std::vector<double> ks(5000);
   for (std::size_t i = 0; i < ks.size(); ++i) ks[i] = 100.0 + std::sin(0.01 * double(i));
@@ -102,4 +103,16 @@ TEST_CASE("cache check: a damaged frame chunk and a NaN are found and named") {
   m = io_error_message([&] { check_cache(dir / "n.h5", {}); });
   CHECK(m.find("n.h5: /sequences/s/points/position: frame 4 holds NaN or infinity") !=
         std::string::npos);
+  // A time and a static array are checked too (the check looked at per-frame arrays only).
+  write_cache(dir / "t.h5");
+  datadyn::test::poke_float(dir / "t.h5", "/sequences/s/time", 2,
+                            std::numeric_limits<double>::quiet_NaN());
+  m = io_error_message([&] { check_cache(dir / "t.h5", {}); });
+  CHECK(m.find("t.h5: /sequences/s/time: element 2 is nan, expected a finite number") !=
+        std::string::npos);
+  write_cache(dir / "r.h5");
+  datadyn::test::poke_float(dir / "r.h5", "/sequences/s/rest/position", 4,
+                            std::numeric_limits<double>::infinity());
+  m = io_error_message([&] { check_cache(dir / "r.h5", {}); });
+  CHECK(m.find("r.h5: /sequences/s/rest/position: element 4 is inf") != std::string::npos);
 }
