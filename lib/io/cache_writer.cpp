@@ -335,12 +335,20 @@ void SequenceWriter::declare_frame_array(const std::string& path, ElementType fi
 }
 
 void SequenceWriter::declare_grid(const std::string& name, const GridSpec& spec) {
+  // Every sample's position (origin + voxel_size (i, j, k)) must hold in float32, as the
+  // exported meshes and level sets store it.
+  const Eigen::Vector3d far =
+      spec.origin + spec.voxel_size * Eigen::Vector3d(static_cast<double>(spec.nx),
+                                                      static_cast<double>(spec.ny),
+                                                      static_cast<double>(spec.nz));
+  const bool in_float =
+      (spec.origin.cast<float>().array().isFinite() && far.cast<float>().array().isFinite()).all();
   if (spec.nx == 0 || spec.ny == 0 || spec.nz == 0 || !(spec.voxel_size > 0) ||
-      !(spec.background > 0) ||
+      !(spec.background > 0) || !in_float ||
       !std::isfinite(static_cast<float>(spec.background * spec.voxel_size))) {
     throw IoError(impl_->where("grids/" + name) +
                   ": expected nx, ny, nz > 0, voxel_size > 0 and background > 0, the band "
-                  "(background x voxel_size) finite in float32");
+                  "(background x voxel_size) and every sample's position finite in float32");
   }
   impl_->declare("grids/" + name, ElementType::Float32, {spec.nz, spec.ny, spec.nx}, spec);
 }

@@ -52,7 +52,8 @@ void read_edit_params(app::ConfigReader& r, EditParams& p) {
   ConfigReader s = r.child("slices");
   s.get("count", p.slice_count, at_least(1));
   s.get("spacing", p.slice_spacing, positive());
-  s.get("first_z", p.first_z);
+  // A coordinate in metres: 1e308 passed and gave a level set whose origin no float holds.
+  s.get("first_z", p.first_z, in_range(-1e6, 1e6));
   r.get("alpha", p.alpha, unit_interval());
   r.get_list<FixedSlice>("fixed", p.fixed, FixedSlice{}, [&](ConfigReader& f, FixedSlice& x) {
     int slice = static_cast<int>(x.slice);

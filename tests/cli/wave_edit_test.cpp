@@ -187,6 +187,11 @@ TEST_CASE("wave-edit: bad databases and bad edits are clear errors that write no
                   (dir / "edit.json").string() + " --set band=1e308 -o " + (dir / "w.h5").string());
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/band: expected a number in [1, 100], got 1e+308") != std::string::npos);
+  r = run_command(kTool + " -i " + (dir / "db.h5").string() + " -c " +
+                  (dir / "edit.json").string() + " --set slices.first_z=1e308 -o " +
+                  (dir / "w.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/slices/first_z: expected a number in [-1e+06, 1e+06]") != std::string::npos);
   // The features cache is rewritten when it does not match: named like the database it
   // destroyed it, even on a run that then failed.
   r = run_command(kTool + " -i " + (dir / "db.h5").string() + " -c " +

@@ -341,8 +341,13 @@ TEST_CASE("cache: a non-finite value is refused with its frame and item, and ear
   huge.voxel_size = 1e-3;
   huge.background = 1e300;
   CHECK_THROWS_WITH_AS(s.declare_grid("phi", huge),
-                       doctest::Contains("the band (background x voxel_size) finite in float32"),
+                       doctest::Contains("the band (background x voxel_size) and every sample's "
+                                         "position finite in float32"),
                        IoError);
+  GridSpec far;
+  far.nx = far.ny = far.nz = 4;
+  far.origin = {0, 0, 1e300};
+  CHECK_THROWS_AS(s.declare_grid("far", far), IoError);
   w.commit();
   CacheReader r(path);
   CHECK(r.sequence("s").frame_count() == 2);
