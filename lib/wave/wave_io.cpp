@@ -47,6 +47,8 @@ void read_edit_params(app::ConfigReader& r, EditParams& p) {
     if (pt.size() != 2) t.fail("points", "a list of [z, h] pairs (metres)");
   if (p.target_points.empty()) t.fail("points", "at least one [z, h] point");
   t.get_input_file("file", p.target_file);
+  if (!p.target_file.empty() && t.has("points"))
+    t.fail("points", "no points with target.file, which gives the curve (they would be ignored)");
   t.get("svg_scale", p.svg_scale, positive());
   t.get("tolerance", p.target_tolerance, non_negative());
   ConfigReader s = r.child("slices");
@@ -298,7 +300,9 @@ std::vector<Eigen::Vector2d> target_curve(const EditParams& p) {
         coords = m[1];
       else
         throw IoError(name + ": no <polyline points=...> or <path d=...> found");
-      if (coords.find_first_of("mlhvcsqtaz") != std::string::npos)
+      // Only absolute M and L give the drawn points; any other command (relative, curved, H, V,
+      // Z) is refused rather than dropped (C and Q used to pass and lose the curve).
+      if (coords.find_first_not_of("ML0123456789.,+-eE \t\r\n") != std::string::npos)
         throw IoError(name +
                       ": path commands must be absolute M and L (got relative or curved ones)");
       std::replace_if(

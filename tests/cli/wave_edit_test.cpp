@@ -126,6 +126,45 @@ TEST_CASE("wave-edit: picks the simulations whose heights match the curve, write
   CHECK(r.err.find("made for another database or other parameters") != std::string::npos);
 }
 
+TEST_CASE("wave-edit: a drawn SVG gives the targets, and drawings it cannot read are refused") {
+  TempDir dir;
+  write_database(dir / "db.h5", 4, 2);
+  const auto edit = [&](const std::string& svg) {
+    std::ofstream(dir / "curve.svg") << svg;
+    std::ofstream(dir / "edit.json") << R"({"cross_section": 0.1, "slices": {"count": 5,
+        "spacing": 0.04}, "target": {"file": "curve.svg"}, "grid": {"min": [-0.1, -0.1],
+        "max": [0.6, 0.4]}, "alpha": 1.0, "fixed": [{"slice": 2}]})";
+    return run_command(kTool + " -q -i " + (dir / "db.h5").string() + " -c " +
+                       (dir / "edit.json").string() + " -o " + (dir / "s.h5").string());
+  };
+  // SVG's y points down: the heights 0.12, 0.22, 0.12 are drawn at y = -0.12, -0.22, -0.12.
+  for (const std::string& svg :
+       {std::string(R"(<svg><polyline points="0,-0.12 0.08,-0.22 0.16,-0.12"/></svg>)"),
+        std::string(R"(<svg><path d="M0,-0.12 L0.08,-0.22 L0.16,-0.12"/></svg>)")}) {
+    const auto r = edit(svg);
+    INFO(svg, r.err);
+    REQUIRE(r.exit_code == 0);
+    const auto report = nlohmann::json::parse(std::ifstream(dir / "s.h5.report.json"));
+    std::vector<int> picked;
+    for (const auto& sl : report["slices"]) picked.push_back(sl["optimal"]["index"]);
+    CHECK(picked == std::vector<int>{0, 1, 2, 1, 0});
+  }
+  // Points beside a file would be ignored: refused.
+  const auto r = run_command(kTool + " -q -i " + (dir / "db.h5").string() + " -c " +
+                             (dir / "edit.json").string() + " --set target.points=[[0,0.1]] -o " +
+                             (dir / "p.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/target/points: expected no points with target.file") != std::string::npos);
+  // A curve command was dropped silently (only the points before it were used).
+  for (const char* d :
+       {"M0,-0.12 C0.05,-0.3 0.1,-0.3 0.16,-0.12", "m0,-0.12 l0.16,0", "M0,-0.12 H0.16"}) {
+    const auto r = edit(std::string(R"(<svg><path d=")") + d + R"("/></svg>)");
+    INFO(d);
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("curve.svg: path commands must be absolute M and L") != std::string::npos);
+  }
+}
+
 TEST_CASE("wave-edit: shards of the frames merge into the single run's cache") {
   TempDir dir;
   write_database(dir / "db.h5", 4, 6);
