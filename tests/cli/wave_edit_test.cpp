@@ -150,11 +150,11 @@ TEST_CASE("wave-edit: a drawn SVG gives the targets, and drawings it cannot read
     CHECK(picked == std::vector<int>{0, 1, 2, 1, 0});
   }
   // Points beside a file would be ignored: refused.
-  const auto r = run_command(kTool + " -q -i " + (dir / "db.h5").string() + " -c " +
-                             (dir / "edit.json").string() + " --set target.points=[[0,0.1]] -o " +
-                             (dir / "p.h5").string());
-  CHECK(r.exit_code == 2);
-  CHECK(r.err.find("/target/points: expected no points with target.file") != std::string::npos);
+  const auto both = run_command(kTool + " -q -i " + (dir / "db.h5").string() + " -c " +
+                                (dir / "edit.json").string() +
+                                " --set target.points=[[0,0.1]] -o " + (dir / "p.h5").string());
+  CHECK(both.exit_code == 2);
+  CHECK(both.err.find("/target/points: expected no points with target.file") != std::string::npos);
   // A curve command was dropped silently (only the points before it were used).
   for (const char* d :
        {"M0,-0.12 C0.05,-0.3 0.1,-0.3 0.16,-0.12", "m0,-0.12 l0.16,0", "M0,-0.12 H0.16"}) {
