@@ -316,6 +316,8 @@ int Tool::run(int argc, char** argv) {
       throw UsageError("--frames: " + what + " works on whole sequences and takes no frame list");
     if (ctx.shard().count != 1 && !chosen->splits.shards)
       throw UsageError("--shard: " + what + " cannot be split into shards");
+    if (!chosen->splits.inputs && !o.inputs.empty())
+      throw UsageError("-i/--input: " + what + " reads no input file");
     if (!chosen->splits.config && (!o.config.empty() || !o.sets.empty()))
       throw UsageError(std::string(o.config.empty() ? "--set" : "-c/--config") + ": " + what +
                        " takes no config");

@@ -589,6 +589,22 @@ std::vector<std::string> cloth_sequences(const io::CacheReader& cache,
   return names;
 }
 
+/// Checks that sequence `name` of `file` is a miniature of `factor` (1: a full target run), as
+/// its `miniature_factor` attribute says; a target where a miniature belongs, or the reverse,
+/// upscaled to the wrong grid with exit 0.
+void expect_miniature_factor(const io::SequenceReader& seq, const std::filesystem::path& file,
+                             int factor) {
+  const auto have = attribute_or<std::int64_t>(seq.attributes(), "miniature_factor", 1);
+  if (have == factor) return;
+  const auto what = [](std::int64_t k) {
+    return k == 1 ? std::string("a target run") : "a miniature of factor " + std::to_string(k);
+  };
+  throw IoError(file.string() + ": /sequences/" + seq.name() + "@miniature_factor: " + what(have) +
+                ", expected " + what(factor) +
+                (factor == 1 ? " (cloth-train simulate without simulate_miniature)"
+                             : " (the model's dsds_factor)"));
+}
+
 }  // namespace
 
 void run_train(app::Context& ctx, const ClothConfig& config) {
@@ -606,6 +622,7 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
     io::CacheReader cache(in);
     for (const auto& name : cloth_sequences(cache, in, "target runs (cloth-train simulate)")) {
       const auto seq = cache.sequence(name);
+      expect_miniature_factor(seq, in, 1);
       const ClothParams p = params_of(seq, in.string());
       if (!has_miniature(p, f))
         throw IoError(in.string() + ": /sequences/" + name + ": a " + std::to_string(p.nx) + "x" +
@@ -726,11 +743,17 @@ void run_upscale(app::Context& ctx, const ClothConfig& config, const std::string
     std::vector<Points3> frames;  // empty: simulate
   };
   std::vector<Job> jobs;
+  if (inputs.size() > next + 1)
+    throw UsageError("-i/--input: upscale reads " +
+                     std::string(model ? "the model and at most one miniature cache"
+                                       : "at most one miniature cache") +
+                     ", got " + std::to_string(inputs.size()) + " files");
   if (next < inputs.size()) {  // a miniature cache
     io::CacheReader cache(inputs[next]);
     for (const auto& name :
          cloth_sequences(cache, inputs[next], "miniature runs (cloth-train simulate)")) {
       const auto seq = cache.sequence(name);
+      expect_miniature_factor(seq, inputs[next], f);
       Job job{name, params_of(seq, inputs[next].string()), read_frames(seq)};
       // The patches index the miniature as an nx x ny grid: another point count (an empty
       // sequence crashed the upscaling) or a non-finite position is refused here.
@@ -840,6 +863,7 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
                  inputs[0].string());
     names = all;
   }
+  for (const auto& n : names) expect_miniature_factor(cache.sequence(n), inputs[0], 1);
   std::string prefix = ctx.output("cloth_eval").string();
   for (const char* ext : {".json", ".md"})
     if (prefix.size() > std::string(ext).size() && prefix.ends_with(ext))

@@ -469,7 +469,13 @@ void run_apply(app::Context& ctx) {
   std::optional<std::filesystem::path> springs_file, anim_file;
   for (const auto& in : ctx.inputs()) {
     io::CacheReader cache(in);
-    (cache.exists("/springs/ks") ? springs_file : anim_file) = in;
+    const bool springs = cache.exists("/springs/ks");
+    auto& slot = springs ? springs_file : anim_file;
+    if (slot)  // the later file used to win silently
+      throw UsageError("-i/--input: " + slot->string() + " and " + in.string() + " are both " +
+                       (springs ? "springs caches" : "animation caches") +
+                       "; apply takes one animation and one springs cache");
+    slot = in;
   }
   if (!springs_file || !anim_file)
     throw UsageError("-i/--input: give an animation cache (sequence \"" + c.target_sequence +

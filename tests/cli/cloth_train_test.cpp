@@ -120,6 +120,24 @@ TEST_CASE(
     CHECK(worst < 1e-5);
     if (t >= 2) CHECK(moved > 1e-3);
   }
+  // A target where the miniature belongs, a miniature where targets belong, and a third -i: each
+  // ran with exit 0 on the wrong grid (or ignored the file).
+  r = run_command(cd + " upscale" + big + " -i ../m.h5 -i t.h5 -o x.h5");
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("t.h5: /sequences/curtain_000@miniature_factor: a target run, expected a "
+                   "miniature of factor 2") != std::string::npos);
+  r = run_command(cd + " train" + big + " -i t.h5 -i mini.h5 -o x.h5");
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("mini.h5: /sequences/curtain_000@miniature_factor: a miniature of factor 2, "
+                   "expected a target run") != std::string::npos);
+  r = run_command(cd + " evaluate" + big + " -i mini.h5 -i ../m.h5 -o x");
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("a miniature of factor 2, expected a target run") != std::string::npos);
+  r = run_command(cd + " upscale" + big + " -i ../m.h5 -i mini.h5 -i mini.h5 -o x.h5");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("upscale reads the model and at most one miniature cache, got 3") !=
+        std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir / "run2" / "x.h5"));
 }
 
 TEST_CASE("cloth-train: training resumed from its checkpoint ends with the uninterrupted model") {
@@ -221,6 +239,7 @@ TEST_CASE("cloth-train: a miniature whose point count is not its grid's exits 1 
     datadyn::io::CacheWriter w(bad, {"test", "", "{}", ""});
     auto& seq = w.add_sequence("curtain_000", {24.0, 3});
     seq.set_attribute("cloth_json", json);
+    seq.set_attribute("miniature_factor", std::int64_t{2});   // the default dsds_factor
     const datadyn::Points3 x = datadyn::Points3::Zero(5, 3);  // the grid is 9 x 9
     seq.append_frame(1, 0.0, {{"points/position", datadyn::io::view(x)}});
     w.commit();

@@ -146,6 +146,20 @@ TEST_CASE("an output that is an input is refused before it is touched") {
   CHECK(file_bytes(in) == before);
 }
 
+TEST_CASE("-i on a command that reads no input is refused, not ignored") {
+  TempDir dir;
+  const std::string bin = DATADYN_BIN_DIR;
+  for (const std::string& cmd : {bin + "/sm-example-sim", bin + "/mps-gen",
+                                 bin + "/cloth-train simulate", bin + "/spring-fit simulate"}) {
+    const auto r =
+        run_command(cmd + " -q -i " + (dir / "any.h5").string() + " -o " + (dir / "x.h5").string());
+    INFO(cmd);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("reads no input file") != std::string::npos);
+  }
+  CHECK(std::filesystem::is_empty(dir.path()));
+}
+
 TEST_CASE("a failed run exits 1, names the frame, and leaves no file") {
   TempDir dir;
   const auto out = dir / "fail.h5";

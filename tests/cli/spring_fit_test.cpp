@@ -105,6 +105,17 @@ TEST_CASE("spring-fit: simulate, fit on two motions, apply on a held-out one") {
   // regressions of the fit).
   const auto held_out = read_json(dir / "out.report.json");
   CHECK(held_out["rms_springs_m"].get<double>() < 0.8 * held_out["rms_target_m"].get<double>());
+  // Two animations: the last one was used silently. The output named like an input: refused.
+  r = run_command(kSpringFit + " apply -q -i " + (dir / "shake.h5").string() + " -i " +
+                  (dir / "springs.h5").string() + " -i " + (dir / "swing.h5").string() + " -o " +
+                  (dir / "two.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("are both animation caches") != std::string::npos);
+  r = run_command(kSpringFit + " apply -q -i " + (dir / "shake.h5").string() + " -i " +
+                  (dir / "springs.h5").string() + " -o " + (dir / "shake.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("is also an input, which it would overwrite") != std::string::npos);
+  CHECK(datadyn::io::CacheReader(dir / "shake.h5").sequence_names().size() == 3);
 }
 
 TEST_CASE("spring-fit: mismatched or broken training data is an error naming file and frame") {

@@ -13,7 +13,7 @@ int main(int argc, char** argv) {
   tool.command(
       "simulate", "Simulate the target cloth: one sequence per run of the variations",
       [&](app::Context& ctx) { cloth::run_simulate(ctx, config(ctx)); },
-      app::Splits{.shards = true});
+      app::Splits{.shards = true, .inputs = false});
   tool.command("train", "Train the upscaling network on target caches (-i) into a model (-o)",
                [&](app::Context& ctx) { cloth::run_train(ctx, config(ctx)); });
   std::string method;

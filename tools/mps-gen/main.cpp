@@ -35,6 +35,6 @@ int main(int argc, char** argv) {
         writer.commit();
         spdlog::info("wrote {} simulations to {}", sims.size(), out.string());
       },
-      app::Splits{.frames = true, .shards = true});
+      app::Splits{.frames = true, .shards = true, .inputs = false});
   return tool.run(argc, argv);
 }

@@ -42,6 +42,6 @@ int main(int argc, char** argv) {
         if (!report.ok) throw RunError(report.message);
         spdlog::info("wrote {} frames to {}", report.frames_written, out.string());
       },
-      app::Splits{.frames = true, .shards = true});
+      app::Splits{.frames = true, .shards = true, .inputs = false});
   return tool.run(argc, argv);
 }

@@ -10,7 +10,7 @@ int main(int argc, char** argv) {
   datadyn::app::Tool tool("spring-fit", "Analytically integrated springs for secondary motion");
   tool.command("simulate",
                "Simulate a soft body around a bone chain: skinned, quasistatic, dynamic",
-               datadyn::flesh::run_simulate);
+               datadyn::flesh::run_simulate, datadyn::app::Splits{.inputs = false});
   tool.command("fit", "Fit per-vertex spring stiffness and damping to quasistatic/dynamic pairs",
                datadyn::flesh::run_fit);
   tool.command("apply", "Add fitted springs to the quasistatic targets of an animation",
