@@ -172,6 +172,11 @@ std::filesystem::path Context::output(const std::string& fallback) const {
     if (fallback.empty()) throw UsageError("-o/--output: an output path is required");
     out = fallback;
   }
+  // "out/" named a directory and became hidden files in it ("out/.obj"). (A directory named
+  // without the slash is refused where the file is written: it is not replaced.)
+  if (!out.has_filename())
+    throw UsageError("-o/--output: " + out.string() +
+                     " names a directory; give a file name (or a #### template) in it");
   refuse_input(out, "-o/--output");
   return out;
 }
@@ -321,6 +326,19 @@ int Tool::run(int argc, char** argv) {
     if (!chosen->splits.config && (!o.config.empty() || !o.sets.empty()))
       throw UsageError(std::string(o.config.empty() ? "--set" : "-c/--config") + ": " + what +
                        " takes no config");
+    // A malformed SOURCE_DATE_EPOCH fell back to the clock, and outputs silently stopped being
+    // reproducible (reproducible-builds.org asks tools to fail instead). Up to the end of 9999,
+    // so that created_utc stays ISO 8601.
+    if (const char* epoch = std::getenv("SOURCE_DATE_EPOCH")) {
+      const std::string text = epoch;
+      const bool digits = !text.empty() && text.size() <= 12 &&
+                          text.find_first_not_of("0123456789") == std::string::npos;
+      if (!digits || std::stoll(text) > 253402300799LL)
+        throw UsageError(
+            "SOURCE_DATE_EPOCH: expected whole seconds since 1970 up to 253402300799 "
+            "(9999-12-31), got \"" +
+            text + "\"");
+    }
     if (const char* simd = std::getenv("DATADYN_SIMD"); simd && !parse_simd_level(simd))
       throw UsageError(std::string("DATADYN_SIMD: expected baseline, avx2 or avx512, got \"") +
                        simd + "\"");

@@ -348,6 +348,9 @@ void read_cloth_config(app::ConfigReader& r, ClothConfig& c) {
   features.get("residual", c.features.residual);
   auto t = r.child("train");
   t.get("hidden", c.train.hidden, at_least(1));
+  // The model stores its layer sizes in an HDF5 attribute (a few thousand numbers at most); the
+  // paper's networks have 3 to 5 hidden layers (table 5).
+  if (c.train.hidden.size() > 64) t.fail("hidden", "at most 64 hidden layers");
   t.get("learning_rate", c.train.adam.learning_rate, positive());
   t.get("beta1", c.train.adam.beta1, app::Range{0.0, 1.0, false, true});
   t.get("beta2", c.train.adam.beta2, app::Range{0.0, 1.0, false, true});
@@ -674,7 +677,9 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
                model.train_sequences.size(), test.size(), model.test_sequences.size());
   if (train.size() == 0) throw RunError("train: no training pairs (need sequences of >= 3 frames)");
   if (ctx.dry_run()) {
-    std::printf("would train 36-64-64-64-%d on %ld pairs (%ld test) into %s\n",
+    std::string layers = "36";
+    for (const int h : config.train.hidden) layers += "-" + std::to_string(h);
+    std::printf("would train %s-%d on %ld pairs (%ld test) into %s\n", layers.c_str(),
                 3 * (f + 1) * (f + 1), static_cast<long>(train.size()),
                 static_cast<long>(test.size()), out.c_str());
     return;

@@ -52,14 +52,22 @@ void read_edit_params(app::ConfigReader& r, EditParams& p) {
   t.get("svg_scale", p.svg_scale, positive());
   t.get("tolerance", p.target_tolerance, non_negative());
   ConfigReader s = r.child("slices");
-  s.get("count", p.slice_count, at_least(1));
+  // At most 4096 slices: the report lists one simulation per slice in an HDF5 attribute, which
+  // holds about 8,000 numbers (more failed at the end of the run), and 4096 slices of a wave
+  // are far beyond what selection by cross-section needs.
+  s.get("count", p.slice_count, in_range(1, 4096));
   s.get("spacing", p.slice_spacing, positive());
   // A coordinate in metres: 1e308 passed and gave a level set whose origin no float holds.
   s.get("first_z", p.first_z, in_range(-1e6, 1e6));
   r.get("alpha", p.alpha, unit_interval());
+  std::vector<int> fixed_slices;
   r.get_list<FixedSlice>("fixed", p.fixed, FixedSlice{}, [&](ConfigReader& f, FixedSlice& x) {
     int slice = static_cast<int>(x.slice);
     f.get("slice", slice, in_range(0, p.slice_count - 1));
+    // A slice fixed twice: the later entry won silently.
+    if (std::find(fixed_slices.begin(), fixed_slices.end(), slice) != fixed_slices.end())
+      f.fail("slice", "a slice no other entry of /fixed names");
+    fixed_slices.push_back(slice);
     x.slice = static_cast<std::size_t>(slice);
     f.get("simulation", x.simulation, at_least(-1));
   });

@@ -146,6 +146,21 @@ TEST_CASE("an output that is an input is refused before it is touched") {
   CHECK(file_bytes(in) == before);
 }
 
+TEST_CASE("SOURCE_DATE_EPOCH must be whole seconds, and -o a file name") {
+  TempDir dir;
+  for (const char* epoch : {"abc", "1e9", "1700000000.5", "99999999999999"}) {
+    const auto r = run_command(std::string("SOURCE_DATE_EPOCH=") + epoch + " " + kFixture +
+                               " -q --frames 1 -o " + (dir / "e.h5").string());
+    INFO(epoch);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("SOURCE_DATE_EPOCH: expected whole seconds") != std::string::npos);
+  }
+  const auto r = run_command(kFixture + " -q --frames 1 -o " + dir.path().string() + "/");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("names a directory; give a file name") != std::string::npos);
+  CHECK(std::filesystem::is_empty(dir.path()));
+}
+
 TEST_CASE("-i on a command that reads no input is refused, not ignored") {
   TempDir dir;
   const std::string bin = DATADYN_BIN_DIR;

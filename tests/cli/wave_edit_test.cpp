@@ -215,6 +215,18 @@ TEST_CASE("wave-edit: bad databases and bad edits are clear errors that write no
                   (dir / "z.h5").string());
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/fixed/0/slice: expected an integer in [0, 4], got 7") != std::string::npos);
+  // A slice fixed twice: the later entry won silently.
+  std::ofstream(dir / "twice.json") << config(R"(, "fixed": [{"slice": 2}, {"slice": 2}])");
+  r = run_command(kTool + " -i " + (dir / "db.h5").string() + " -c " +
+                  (dir / "twice.json").string() + " -o " + (dir / "z.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/fixed/1/slice: expected a slice no other entry of /fixed names, got") !=
+        std::string::npos);
+  r = run_command(kTool + " -i " + (dir / "db.h5").string() + " -c " +
+                  (dir / "edit.json").string() + " --set slices.count=9000 -o " +
+                  (dir / "z.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/slices/count: expected an integer in [1, 4096]") != std::string::npos);
   // A grid finer than any wave needs (it ran for hours at 1e-4 m).
   r = run_command(kTool + " -i " + (dir / "db.h5").string() + " -c " +
                   (dir / "edit.json").string() + " --set grid.spacing=1e-6 -o " +
