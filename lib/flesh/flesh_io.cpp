@@ -50,6 +50,10 @@ LoadedSequence load_sequence(const io::CacheReader& cache, const std::string& na
   out.file = file;
   out.name = name;
   out.frame_rate = s.frame_rate();
+  // The springs integrate over 1 / frame rate: the rates simulate accepts (1 to 10,000 fps).
+  if (!(out.frame_rate >= 1.0 && out.frame_rate <= 1e4))
+    throw IoError(file + ": /sequences/" + name + "@frame_rate: " + std::to_string(out.frame_rate) +
+                  " fps, expected 1 to 10000");
   if (s.dimension() != 3)
     throw IoError(file + ": /sequences/" + name + ": expected 3D points, got dimension " +
                   std::to_string(s.dimension()));
@@ -184,7 +188,9 @@ void read_simulation_params(ConfigReader& r, FleshSimulationParams& p) {
   }
   {
     auto c = r.child("bones");
-    c.get("lengths", p.chain.lengths, positive());
+    // Bones up to 100 m, frame rates from 1 to 10,000 fps: 1e308 m bones and 1e-300 fps reached
+    // internal checks of the solver instead of naming the key.
+    c.get("lengths", p.chain.lengths, app::Range{0.0, 100.0, true, false});
     if (p.chain.lengths.empty()) c.fail("lengths", "a list of at least one bone length > 0");
     c.get("blend_width", p.chain.blend_width, positive());
     c.get_enum("skinning", p.skinning,
@@ -203,7 +209,7 @@ void read_simulation_params(ConfigReader& r, FleshSimulationParams& p) {
     m.get("amplitude", p.motion.amplitude, non_negative());
     m.get("frequency", p.motion.frequency, positive());
     m.get("frames", p.frames, at_least(3));
-    m.get("frame_rate", p.frame_rate, positive());
+    m.get("frame_rate", p.frame_rate, in_range(1.0, 1e4));
   }
   {
     auto s = r.child("solver");
@@ -299,6 +305,10 @@ void read_fit_config(ConfigReader& r, FitConfig& c) {
 void read_apply_config(ConfigReader& r, ApplyConfig& c) {
   r.get("target_sequence", c.target_sequence);
   r.get("output_sequence", c.output_sequence);
+  // Checked here, not when the cache is written after the work.
+  if (c.output_sequence.empty() || c.output_sequence.find('/') != std::string::npos ||
+      c.output_sequence == "." || c.output_sequence == "..")
+    r.fail("output_sequence", "a sequence name (not empty, \".\" or \"..\", without '/')");
   r.get("truth_sequence", c.truth_sequence);
   r.get("subframes", c.subframes, in_range(1, 64));
   r.get_output_file("report", c.report);

@@ -152,6 +152,17 @@ TEST_CASE("spring-fit: mismatched or broken training data is an error naming fil
   CHECK(r.err.find("not finite, so the run diverged or a value is out of scale") !=
         std::string::npos);
   CHECK(!std::filesystem::exists(dir / "g.h5"));
+  // Out of scale: named by key (config) or dataset (cache), not an internal check of the solver.
+  r = run_command(kSpringFit + " simulate" + kSmall + " --set bones.lengths=1e308,1e308,1e308 -o " +
+                  (dir / "g.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/bones/lengths: expected a list of numbers, each in (0, 100]") !=
+        std::string::npos);
+  write_pair(dir / "slow.h5", 5, 5, 10, 10, 1e-300);
+  r = fit("slow.h5");
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("slow.h5: /sequences/dynamic@frame_rate: ") != std::string::npos);
+  CHECK(r.err.find("internal error") == std::string::npos);
   // A sequence name the cache does not have: what it has, and the key that chose the name.
   r = run_command(kSpringFit + " fit -q --set truth_sequence=dyn -i " + (dir / "rate.h5").string() +
                   " -o " + (dir / "s.h5").string());
