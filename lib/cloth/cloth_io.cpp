@@ -710,6 +710,28 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
     sizes.insert(sizes.end(), config.train.hidden.begin(), config.train.hidden.end());
     sizes.push_back(3 * (f + 1) * (f + 1));
     resume = read_checkpoint(checkpoint_path, model, sizes, train.size());
+    // The output's config must describe the whole training: the checkpoint's run had the same
+    // settings except those about stopping and checkpoints (a different learning rate or batch
+    // size was resumed silently, and the model's config_json then described neither).
+    const auto comparable = [](json j) {
+      if (j.contains("train"))
+        for (const char* k : {"max_epochs", "checkpoint_every", "resume"}) j["train"].erase(k);
+      return j;
+    };
+    const json was = comparable(
+        json::parse(io::CacheReader(checkpoint_path).provenance().config_json, nullptr, false));
+    const json now = comparable(ctx.resolved_config());
+    if (was.is_discarded() || was != now) {
+      const json patch = was.is_discarded() ? json::array() : json::diff(was, now);
+      throw IoError(
+          checkpoint_path.string() + ": written with other settings (" +
+          (patch.empty() ? std::string("its config_json") : patch[0]["path"].get<std::string>()) +
+          " differs); delete it or set train.resume=false");
+    }
+    if (resume->state.epoch > config.train.max_epochs)
+      throw IoError(checkpoint_path.string() + ": already at epoch " +
+                    std::to_string(resume->state.epoch) +
+                    ", past train.max_epochs = " + std::to_string(config.train.max_epochs));
     spdlog::info("resuming from {} after epoch {}", checkpoint_path.string(), resume->state.epoch);
   }
   app::Progress progress("epoch", static_cast<std::size_t>(config.train.max_epochs));

@@ -170,6 +170,15 @@ TEST_CASE("cloth-train: training resumed from its checkpoint ends with the unint
   r = run_command(train + " --set train.resume=true --set train.hidden=[32,32] -o " + part);
   CHECK(r.exit_code != 0);
   CHECK(r.err.find("checkpoint.h5") != std::string::npos);
+  // Other training settings, or a checkpoint already past max_epochs: the model's config would
+  // not describe its training (both were resumed silently).
+  r = run_command(train + " --set train.resume=true --set train.learning_rate=1e-3 -o " + part);
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("checkpoint.h5: written with other settings (/train/learning_rate differs)") !=
+        std::string::npos);
+  r = run_command(train + " --set train.resume=true --set train.max_epochs=3 -o " + part);
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("already at epoch 4, past train.max_epochs = 3") != std::string::npos);
 }
 
 TEST_CASE("cloth-train: simulate, train, upscale and evaluate chain through their files") {
