@@ -75,6 +75,16 @@ InitialWater initial_water(const Tank& tank, const Scene& scene, const WaterColu
     w.error = buf;
     return w;
   }
+  // A column under the still water is still water: every simulation of such a sweep was the same.
+  // (A column less than a particle tall is no column, as for a still tank.)
+  if (!(y1 > scene.water_level) && c.height >= l0) {
+    std::snprintf(buf, sizeof buf,
+                  "the water column's top (y = %.4g m) is not above the still water level "
+                  "(water_level = %.4g m): there would be no column",
+                  y1, scene.water_level);
+    w.error = buf;
+    return w;
+  }
   const Eigen::Vector2d first = tank.lattice_point({x0 + 0.5 * l0, y0 + 0.5 * l0});
   for (double y = first.y() - l0; y < y1; y += l0) {
     for (double x = first.x() - l0; x < x1; x += l0) {

@@ -141,7 +141,9 @@ void read_scene(ConfigReader& r, Scene& s) {
   r.get("l0", s.l0, positive());
   r.get("duration", s.duration, positive());
   r.get("frame_rate", s.frame_rate, positive());
-  r.get("water_level", s.water_level, non_negative());
+  // A height in the tank's coordinates: no still water when at or below the tank's floor (0 is
+  // "none" only for a tank whose floor is at y >= 0).
+  r.get("water_level", s.water_level, in_range(-1e6, 1e6));
   r.get("wall_layers", s.wall_layers, in_range(1, 4));
   r.get("dummy_layers", s.dummy_layers, in_range(0, 4));
   ConfigReader tank = r.child("tank");

@@ -169,6 +169,13 @@ TEST_CASE("mps-gen: sizes no scene has (spacing, water, duration) exit 2 at once
   // The first particle in the beach (it starts at x = 0.9 m) is named.
   CHECK(r.err.find("particle at (0.9") != std::string::npos);
   CHECK(r.err.find(") m outside the tank") != std::string::npos);
+  // A column under the still water vanishes into it: every simulation of the sweep was the same
+  // (a tank below y = 0 with water_level 0, documented as "none", filled its lower half).
+  r = run(R"({"scene": {"water_level": 0.25}, "sweep": {"heights": [0.2, 0.3]}})");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("sim_000 (column x 0 m, width 0.3 m, height 0.2 m") != std::string::npos);
+  CHECK(r.err.find("the water column's top (y = 0.2 m) is not above the still water level") !=
+        std::string::npos);
   CHECK(!std::filesystem::exists(dir / "x.h5"));
 }
 
