@@ -13,6 +13,15 @@
 namespace datadyn::flesh {
 namespace {
 
+/// motion.start must lie inside the animation: past its end every frame is the last pose, a
+/// frozen body written with exit 0.
+void check_start(const std::filesystem::path& path, double start, double duration) {
+  if (start < duration || (duration <= 0 && start == 0)) return;
+  throw UsageError("motion.start: " + std::to_string(start) + " s is at or past the end of " +
+                   path.string() + "'s first animation (" + std::to_string(duration) +
+                   " s); expected a start within it");
+}
+
 Eigen::Matrix4d to_eigen(const aiMatrix4x4& m) {
   Eigen::Matrix4d e;
   e << m.a1, m.a2, m.a3, m.a4, m.b1, m.b2, m.b3, m.b4, m.c1, m.c2, m.c3, m.c4, m.d1, m.d2, m.d3,
@@ -88,6 +97,7 @@ LoadedSkin load_skin_animation(const std::filesystem::path& path,
   out.weights = Eigen::MatrixXd::Zero(mesh->mNumVertices, mesh->mNumBones);
   const aiAnimation* anim = scene->mNumAnimations > 0 ? scene->mAnimations[0] : nullptr;
   const double tps = anim && anim->mTicksPerSecond > 0 ? anim->mTicksPerSecond : 1.0;
+  if (anim && !times.empty()) check_start(path, times.front(), anim->mDuration / tps);
   const auto local = [&](const aiNode* node, double ticks) {
     const Eigen::Matrix4d rest = to_eigen(node->mTransformation);
     if (anim)
@@ -159,6 +169,7 @@ ChainMotion load_chain_motion(const std::filesystem::path& path, const std::stri
   if (scene->mNumAnimations == 0) throw IoError(path.string() + ": no animation in the file");
   const aiAnimation* anim = scene->mAnimations[0];
   const double tps = anim->mTicksPerSecond > 0 ? anim->mTicksPerSecond : 1.0;
+  check_start(path, start, anim->mDuration / tps);
   const auto find = [&](const std::string& name) {
     const aiNode* n = scene->mRootNode->FindNode(name.c_str());
     if (!n) throw IoError(path.string() + ": no joint \"" + name + "\" in the skeleton");

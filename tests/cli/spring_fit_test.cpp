@@ -302,6 +302,13 @@ TEST_CASE(
     // The capture walks: the skinned body travels, unlike a body at rest.
     CHECK((s.positions(44) - s.positions(0)).cwiseAbs().maxCoeff() > 0.05);
   }
+  // A start past the capture's end gave a frozen body with exit 0.
+  r = run_command(kSpringFit + " simulate" + kSmall + " --set motion.kind=bvh --set motion.file=" +
+                  bvh + " --set motion.start=60 -o " + (dir / "late.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("motion.start: 60.000000 s is at or past the end of " + bvh) !=
+        std::string::npos);
+  CHECK(!std::filesystem::exists(dir / "late.h5"));
   std::ofstream(dir / "broken.bvh") << "HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n CHANNELS 6 "
                                        "Xposition Yposition Zposition Zrotation Yrotation "
                                        "Xrotation\n End Site\n {\n OFFSET 0 1 0\n }\n}\nMOTION\n"
