@@ -585,6 +585,25 @@ MeshExportResult export_cache(const MeshExportParams& params, const Provenance& 
                               " m; OpenVDB skips smaller particles), got " +
                               std::to_string(job.radius) + " m");
     }
+    // A mesh of a level set exists only within its narrow band: an iso value beyond it gave empty
+    // files with exit 0.
+    const bool meshes_level_set =
+        format != ExportFormat::Vdb && format != ExportFormat::Xdmf &&
+        (source == ExportSource::Particles || source == ExportSource::Grid) && !job.indices.empty();
+    if (meshes_level_set) {
+      double band = 0;
+      if (source == ExportSource::Grid) {
+        const GridSpec g = seq.grid_spec(job.grid);
+        band = g.background * g.voxel_size;
+      } else {
+        band = params.level_set.half_width * job.voxel_size;
+      }
+      if (!(std::abs(params.meshing.iso_value) < band))
+        throw ConfigError(ConfigError::FreeText{}, "config", "/meshing/iso_value",
+                          "expected a value inside the level set's narrow band, |iso_value| < " +
+                              std::to_string(band) + " m, got " +
+                              std::to_string(params.meshing.iso_value));
+    }
 
     // Output files.
     std::filesystem::path out = expand_sequence(output, job.sequence, readers.size() > 1);

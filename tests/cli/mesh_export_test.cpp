@@ -249,6 +249,18 @@ TEST_CASE("mesh-export: usage and config errors exit 2 and leave no file") {
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/level_set/radius: expected a radius of at most 100 voxels") !=
         std::string::npos);
+  // An iso value outside the narrow band meshes nothing: empty files were written with exit 0.
+  for (const std::string& args :
+       {std::string("--sequence drops --set source=particles "
+                    "--set meshing.iso_value=-1") +
+            s.o("d.####.obj"),
+        std::string("--sequence water --set meshing.iso_value=1") + s.o("w.####.ply")}) {
+    r = s.run(args);
+    INFO(args);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("/meshing/iso_value: expected a value inside the level set's narrow band") !=
+          std::string::npos);
+  }
   // Below OpenVDB's smallest voxel its transform throws an ArithmeticError naming nothing.
   r = s.run("--sequence drops --set level_set.voxel_size=1e-5" + s.o("d.vdb"));
   CHECK(r.exit_code == 2);
