@@ -232,9 +232,13 @@ void ConfigReader::fail_at(const Raw& r, const std::string& key, const std::stri
 
 void ConfigReader::fail(const std::string& key, const std::string& expected) const {
   const Raw r = raw(key);
-  const std::string got = r.override ? json_text(json(*r.override))
-                          : r.value  ? json_text(*r.value)
-                                     : "nothing";
+  std::string got = r.override ? json_text(json(*r.override)) : r.value ? json_text(*r.value) : "";
+  if (got.empty()) {
+    // Not given: the default, which a check across keys can fail too ("ks_max > ks_min").
+    const json::json_pointer at(pointer_ + "/" + key);
+    got = state_->resolved.contains(at) ? json_text(state_->resolved[at]) + " (the default)"
+                                        : "nothing";
+  }
   fail_at(r, key, expected, got);
 }
 

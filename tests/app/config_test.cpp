@@ -281,3 +281,19 @@ TEST_CASE("config: input files are found beside the config and a missing one is 
                                          "\"x.obj\" (x.obj: no such file)"),
                        ConfigError);
 }
+
+TEST_CASE("config: a check across keys that fails on a default shows the default") {
+  // "ks_max > ks_min" with only ks_min given: the message said "got nothing".
+  ConfigReader r = ConfigReader::from_json(json::parse(R"({"fit": {"ks_min": 1e308}})"), "c.json");
+  ConfigReader f = r.child("fit");
+  double ks_min = 1.0, ks_max = 1e4;
+  f.get("ks_min", ks_min);
+  f.get("ks_max", ks_max);
+  CHECK_THROWS_WITH_AS(f.fail("ks_max", "a number > ks_min"),
+                       doctest::Contains("/fit/ks_max: expected a number > ks_min, got 10000.0 "
+                                         "(the default)"),
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(f.fail("absent", "something"),
+                       doctest::Contains("/fit/absent: expected something, got nothing"),
+                       ConfigError);
+}
