@@ -123,8 +123,9 @@ void read_tank(ConfigReader& r, TankShape& t) {
   }
   if (!ok) r.fail("obstacles", "a list of polygons, each a list of at least 3 [x, y] points");
   t.obstacles = std::move(obstacles);
+  // Name the key the fault is in: an obstacle's, or the tank's own vertices.
   if (const std::string e = tank_shape_error(t); !e.empty())
-    r.fail("vertices", "a valid tank (" + e + ")");
+    r.fail(e.rfind("obstacle", 0) == 0 ? "obstacles" : "vertices", "a valid tank (" + e + ")");
 }
 
 void read_column(ConfigReader& r, WaterColumn& c) {
@@ -140,7 +141,8 @@ void read_scene(ConfigReader& r, Scene& s) {
   using namespace app;
   r.get("l0", s.l0, positive());
   r.get("duration", s.duration, positive());
-  r.get("frame_rate", s.frame_rate, positive());
+  // Up to 10,000 fps: 1e308 passed and the frame bound then blamed the duration.
+  r.get("frame_rate", s.frame_rate, Range{0.0, 1e4, true, false});
   // A height in the tank's coordinates: no still water when at or below the tank's floor (0 is
   // "none" only for a tank whose floor is at y >= 0).
   r.get("water_level", s.water_level, in_range(-1e6, 1e6));

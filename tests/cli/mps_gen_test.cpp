@@ -118,6 +118,16 @@ TEST_CASE("mps-gen: config errors exit 2 and name the key") {
   CHECK(
       r.err.find("tank.json: /scene/tank/vertices: expected a list of at least 3 [x, y] points") !=
       std::string::npos);
+  // A flat obstacle is named by its own key, with the value given (it named the tank's
+  // vertices, "got nothing").
+  r = run_command(kMpsGen + " --set scene.tank.obstacles=[[[1,0],[1.5,0.5],[1,0.5],[1.5,0]]] -o " +
+                  out);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--set scene.tank.obstacles: /scene/tank/obstacles: expected a valid tank "
+                   "(obstacle 0: the polygon has no area)") != std::string::npos);
+  r = run_command(kMpsGen + " --set scene.frame_rate=1e308 -o " + out);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/scene/frame_rate: expected a number in (0, 10000]") != std::string::npos);
   // A fixed time step that breaks the Courant bound for the tallest column.
   r = run_command(kMpsGen + " --set solver.time_step=fixed --set solver.dt=0.01 -o " + out);
   CHECK(r.exit_code == 2);
