@@ -44,9 +44,11 @@ std::vector<std::string> reproducible_args(const std::vector<std::string>& args)
   std::vector<std::string> out;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    if (i > 0 &&
-        (a == "-q" || a == "--quiet" || a == "--verbose" ||
-         (a.size() >= 2 && a[0] == '-' && a.find_first_not_of('v', 1) == std::string::npos)))
+    // -q, -v, -vv and their clusters (-qv): CLI11 takes them in any spelling, and "-q -v" and
+    // "-qv" must give the same bytes.
+    if (i > 0 && (a == "--quiet" || a == "--verbose" ||
+                  (a.size() >= 2 && a[0] == '-' && a[1] != '-' &&
+                   a.find_first_not_of("qv", 1) == std::string::npos)))
       continue;
     bool skip = false;
     for (const auto& f : with_value) {
@@ -105,6 +107,8 @@ std::string merged_command_line(const std::string& shard_command_line, const std
       ++i;
     } else if (w.rfind("--output=", 0) == 0) {
       out.push_back("--output=" + output);
+    } else if (w.size() > 2 && w.rfind("-o", 0) == 0) {  // -oFILE, attached
+      out.push_back("-o" + output);
     } else {
       out.push_back(w);
     }

@@ -27,6 +27,9 @@ TEST_CASE("reproducible_args: threads and logging flags are left out of the prov
   CHECK(reproducible_args(V{"t", "--threads=2", "--log-format", "json", "--log-level=debug", "-c",
                             "a.json"}) == V{"t", "-c", "a.json"});
   CHECK(reproducible_args(V{"t", "--set", "threads=3", "-v"}) == V{"t", "--set", "threads=3"});
+  // Clusters of -q and -v: "-qv" was kept, so its bytes differed from "-q -v".
+  CHECK(reproducible_args(V{"t", "-qv", "-vq", "-o", "x.h5"}) == V{"t", "-o", "x.h5"});
+  CHECK(reproducible_args(V{"t", "-o", "-q.h5"}) == V{"t", "-o", "-q.h5"});
 }
 
 TEST_CASE("shell_split and merged_command_line: a shard's line becomes the single run's") {
@@ -41,4 +44,5 @@ TEST_CASE("shell_split and merged_command_line: a shard's line becomes the singl
         "sim --output=all.h5 --set 'a=b c'");
   CHECK(merged_command_line("sim --output 'my part.h5'", "my all.h5") ==
         "sim --output 'my all.h5'");
+  CHECK(merged_command_line("sim -opart.h5 --shard 1/2", "all.h5") == "sim -oall.h5");
 }
