@@ -48,9 +48,10 @@ bool is_integer(ElementType t) {
 /// caches keep float32, so a double beyond 3.4e38 would land as inf. No reader of a cache has a
 /// use for NaN or inf in a position or a field, and a run that made one has diverged.
 void check_finite(const ArrayView& v, bool stored_as_float32, const std::string& where) {
-  if (!is_floating(v.type)) return;
   const std::size_t n = element_count(v.shape);
-  const std::size_t row = v.shape.size() > 1 ? element_count(v.shape) / v.shape[0] : 1;
+  if (!is_floating(v.type) || n == 0) return;
+  // Values per item (a scalar is one item; n > 0, so shape[0] > 0).
+  const std::size_t row = v.shape.empty() ? 1 : n / v.shape[0];
   for (std::size_t k = 0; k < n; ++k) {
     const double x = v.type == ElementType::Float32 ? static_cast<const float*>(v.data)[k]
                                                     : static_cast<const double*>(v.data)[k];

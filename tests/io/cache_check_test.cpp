@@ -116,3 +116,21 @@ TEST_CASE("cache check: a damaged frame chunk and a NaN are found and named") {
   m = io_error_message([&] { check_cache(dir / "r.h5", {}); });
   CHECK(m.find("r.h5: /sequences/s/rest/position: element 4 is inf") != std::string::npos);
 }
+
+TEST_CASE("cache check: empty arrays are written and checked without reading anything") {
+  // Zero points in a frame, or an empty static array: nothing to test for finiteness and no
+  // rows to read (a division by the zero extent, or a zero-sized hyperslab, must not happen).
+  TempDir dir;
+  {
+    CacheWriter w(dir / "e.h5", {"check_test 0", "check_test", "{}", ""});
+    auto& s = w.add_sequence("empty", {24.0, 3});
+    const Points3 none(0, 3);
+    s.write_static("rest/position", view(none));
+    for (int f = 0; f < 3; ++f) s.append_frame(f, f / 24.0, {{"points/position", view(none)}});
+    w.write_array("/extra/scalarish", view(std::vector<double>{}));
+    w.commit();
+  }
+  std::size_t frames = 0;
+  CHECK_NOTHROW(check_cache(dir / "e.h5", [&](const std::string&, std::size_t n) { frames = n; }));
+  CHECK(frames == 3);
+}
