@@ -150,6 +150,15 @@ double mean_edge_length(const PolygonMesh& m) {
   return count ? sum / static_cast<double>(count) : 0;
 }
 
+/// Throws IoError "<what>: point i is not finite" for the first row of `m` that is not.
+template <class Matrix>
+void require_finite_rows(const Matrix& m, const std::string& what) {
+  if (m.allFinite()) return;
+  Eigen::Index i = 0;
+  while (m.row(i).allFinite()) ++i;
+  throw IoError(what + ": point " + std::to_string(i) + " is not finite");
+}
+
 /// Reads what a job needs frame by frame (one frame in memory).
 class FrameSource {
  public:
@@ -184,12 +193,7 @@ class FrameSource {
   /// writer) is an error naming the frame and point, not NaN in an OBJ or an OpenVDB exception.
   Points3 positions(std::size_t f) const {
     Points3 x = to_points3(seq_.positions(f));
-    if (!x.allFinite()) {
-      Eigen::Index i = 0;
-      while (x.row(i).allFinite()) ++i;
-      throw IoError(where_ + "/points/position: frame " + std::to_string(seq_.frames()[f]) +
-                    ": point " + std::to_string(i) + " is not finite");
-    }
+    require_finite_rows(x, where_ + "/points/position: frame " + std::to_string(seq_.frames()[f]));
     return x;
   }
 
@@ -200,13 +204,9 @@ class FrameSource {
     VertexAttribute v;
     v.name = name;
     v.values = a.matrix();
-    if (!v.values.allFinite()) {
-      Eigen::Index i = 0;
-      while (v.values.row(i).allFinite()) ++i;
-      throw IoError(where_ + "/" + path +
-                    (it != static_.end() ? "" : ": frame " + std::to_string(seq_.frames()[f])) +
-                    ": point " + std::to_string(i) + " is not finite");
-    }
+    require_finite_rows(
+        v.values, where_ + "/" + path +
+                      (it != static_.end() ? "" : ": frame " + std::to_string(seq_.frames()[f])));
     return v;
   }
 
