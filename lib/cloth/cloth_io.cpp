@@ -339,6 +339,7 @@ void read_cloth_config(app::ConfigReader& r, ClothConfig& c) {
   runs.get("k_structural", c.runs.k_structural, positive());
   runs.get("time_step", c.runs.time_step, positive());
   r.get("dsds_factor", c.dsds_factor, app::in_range(2, 4));
+  c.dsds_factor_given = r.has("dsds_factor");
   if (!has_miniature(c.cloth, c.dsds_factor))
     r.fail("dsds_factor", "a factor that divides cloth.nx - 1 = " + std::to_string(c.cloth.nx - 1) +
                               " and cloth.ny - 1 = " + std::to_string(c.cloth.ny - 1));
@@ -762,6 +763,12 @@ void run_upscale(app::Context& ctx, const ClothConfig& config, const std::string
     if (inputs.empty()) throw UsageError("-i/--input: --method network needs the model file");
     model = read_model(inputs[0]);
     next = 1;
+    // The model's factor decides; a different one asked for was recorded and ignored.
+    if (config.dsds_factor_given && config.dsds_factor != model->factor)
+      throw ConfigError(ctx.config_source(), "/dsds_factor",
+                        "the factor of the model " + inputs[0].string() + " (" +
+                            std::to_string(model->factor) + "), or no dsds_factor",
+                        std::to_string(config.dsds_factor));
   }
   const int f = model ? model->factor : config.dsds_factor;
   struct Job {

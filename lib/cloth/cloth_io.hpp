@@ -33,6 +33,7 @@ struct ClothConfig {
   ClothParams cloth;
   RunVariations runs;
   int dsds_factor = 2;              ///< 2, 3 or 4
+  bool dsds_factor_given = false;   ///< set in the config or a --set (not the default)
   bool simulate_miniature = false;  ///< simulate writes the miniature of each run instead
   PatchOptions features;            ///< local / residual (beyond the paper)
   learn::TrainParams train;

@@ -133,6 +133,10 @@ TEST_CASE(
   r = run_command(cd + " evaluate" + big + " -i mini.h5 -i ../m.h5 -o x");
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("a miniature of factor 2, expected a target run") != std::string::npos);
+  r = run_command(cd + " upscale" + big + " --set dsds_factor=4 -i ../m.h5 -o x.h5");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/dsds_factor: expected the factor of the model ../m.h5 (2), or no "
+                   "dsds_factor, got 4") != std::string::npos);
   r = run_command(cd + " upscale" + big + " -i ../m.h5 -i mini.h5 -i mini.h5 -o x.h5");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("upscale reads the model and at most one miniature cache, got 3") !=
