@@ -345,6 +345,24 @@ void ConfigReader::finish() const {
   walk(state_->doc, "");
   for (const auto& o : state_->overrides) {
     if (o.used) continue;
+    // An index past the end of a list ("bodies.1.alpha" with one body): say so, rather than
+    // call the key unknown.
+    std::string prefix;
+    for (std::size_t at = 1; at <= o.pointer.size();) {
+      const std::size_t end = std::min(o.pointer.find('/', at), o.pointer.size());
+      const std::string token = o.pointer.substr(at, end - at);
+      const json* list = find(resolved, prefix);
+      if (list && list->is_array() && !token.empty() &&
+          token.find_first_not_of("0123456789") == std::string::npos &&
+          !find(resolved, prefix + "/" + token))
+        throw ConfigError(ConfigError::FreeText{}, o.origin, o.pointer,
+                          "index " + token + " is past the end of " + prefix + ", a list of " +
+                              std::to_string(list->size()) +
+                              "; --set changes elements of a list, it cannot add one (give the "
+                              "list in the config file)");
+      prefix += "/" + token;
+      at = end + 1;
+    }
     const json* parent = find(resolved, parent_pointer(o.pointer));
     throw ConfigError(ConfigError::FreeText{}, o.origin, o.pointer,
                       "unknown key \"" + last_token(o.pointer) + "\"" +

@@ -168,10 +168,11 @@ TEST_CASE("config: --set parses by the type of the value it replaces") {
   CHECK(load(R"({"dt": 0.5})", {"dt=0.25"}).dt == 0.25);
 }
 
-TEST_CASE("config: a --set list index beyond any integer is an unknown key, not a crash") {
+TEST_CASE("config: a --set list index beyond any integer is a config error, not a crash") {
   CHECK(error_of("{}", {"bodies.99999999999999999999.alpha=1"}) ==
-        "--set bodies.99999999999999999999.alpha: /bodies/99999999999999999999/alpha: unknown key "
-        "\"alpha\" (no keys are known here)");
+        "--set bodies.99999999999999999999.alpha: /bodies/99999999999999999999/alpha: index "
+        "99999999999999999999 is past the end of /bodies, a list of 1; --set changes elements of "
+        "a list, it cannot add one (give the list in the config file)");
 }
 
 TEST_CASE("config: bad --set values and unknown --set keys") {
@@ -296,4 +297,12 @@ TEST_CASE("config: a check across keys that fails on a default shows the default
   CHECK_THROWS_WITH_AS(f.fail("absent", "something"),
                        doctest::Contains("/fit/absent: expected something, got nothing"),
                        ConfigError);
+}
+
+TEST_CASE("config: a --set index past the end of a list says so") {
+  // "bodies.1.alpha" with one body was an "unknown key".
+  const std::string m = error_of("{}", {"bodies.1.alpha=0.5"});
+  CHECK(m.find("--set bodies.1.alpha: /bodies/1/alpha: index 1 is past the end of /bodies, a list "
+               "of 1; --set changes elements of a list, it cannot add one") != std::string::npos);
+  CHECK(error_of("{}", {"bodies.0.alpha=0.5"}) == "(no ConfigError)");
 }
