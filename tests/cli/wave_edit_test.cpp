@@ -204,82 +204,67 @@ TEST_CASE("wave-edit: bad databases and bad edits are clear errors that write no
   CHECK(r.err.find("/sequences/sim_002: expected 3 frames at 30") != std::string::npos);
 
   write_database(dir / "db.h5", 3, 3);
+  // wave-edit on db.h5 with a config of `dir`, extra flags and an output in `dir`.
+  const auto edit = [&](const std::string& config_file, const std::string& flags,
+                        const std::string& out) {
+    return run_command(kTool + " -i " + (dir / "db.h5").string() + " -c " +
+                       (dir / config_file).string() + flags + " -o " + (dir / out).string());
+  };
   std::ofstream(dir / "far.json") << config(R"(, "target": {"points": [[0, 0.9]]})");
-  r = run_command(kTool + " -i " + (dir / "db.h5").string() + " -c " + (dir / "far.json").string() +
-                  " -o " + (dir / "y.h5").string());
+  r = edit("far.json", "", "y.h5");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("outside") != std::string::npos);
 
-  r = run_command(kTool + " -i " + (dir / "db.h5").string() + " -c " +
-                  (dir / "edit.json").string() + " --set fixed.0.slice=7 -o " +
-                  (dir / "z.h5").string());
+  r = edit("edit.json", " --set fixed.0.slice=7", "z.h5");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/fixed/0/slice: expected an integer in [0, 4], got 7") != std::string::npos);
   // A slice fixed twice: the later entry won silently.
   std::ofstream(dir / "twice.json") << config(R"(, "fixed": [{"slice": 2}, {"slice": 2}])");
-  r = run_command(kTool + " -i " + (dir / "db.h5").string() + " -c " +
-                  (dir / "twice.json").string() + " -o " + (dir / "z.h5").string());
+  r = edit("twice.json", "", "z.h5");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/fixed/1/slice: expected a slice no other entry of /fixed names, got") !=
         std::string::npos);
-  r = run_command(kTool + " -i " + (dir / "db.h5").string() + " -c " +
-                  (dir / "edit.json").string() + " --set slices.count=9000 -o " +
-                  (dir / "z.h5").string());
+  r = edit("edit.json", " --set slices.count=9000", "z.h5");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/slices/count: expected an integer in [1, 4096]") != std::string::npos);
   // A grid finer than any wave needs (it ran for hours at 1e-4 m).
-  r = run_command(kTool + " -i " + (dir / "db.h5").string() + " -c " +
-                  (dir / "edit.json").string() + " --set grid.spacing=1e-6 -o " +
-                  (dir / "w.h5").string());
+  r = edit("edit.json", " --set grid.spacing=1e-6", "w.h5");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("edit.json: /grid/spacing: expected a spacing giving at most 1e8 grid points") !=
         std::string::npos);
-  r = run_command(kTool + " -i " + (dir / "db.h5").string() + " -c " +
-                  (dir / "edit.json").string() + " --set band=1e308 -o " + (dir / "w.h5").string());
+  r = edit("edit.json", " --set band=1e308", "w.h5");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/band: expected a number in [1, 100], got 1e+308") != std::string::npos);
-  r = run_command(kTool + " -i " + (dir / "db.h5").string() + " -c " +
-                  (dir / "edit.json").string() + " --set slices.first_z=1e308 -o " +
-                  (dir / "w.h5").string());
+  r = edit("edit.json", " --set slices.first_z=1e308", "w.h5");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/slices/first_z: expected a number in [-1e+06, 1e+06]") != std::string::npos);
   // The features cache is rewritten when it does not match: named like the database it
   // destroyed it, even on a run that then failed.
-  r = run_command(kTool + " -i " + (dir / "db.h5").string() + " -c " +
-                  (dir / "edit.json").string() + " --set features=" + (dir / "db.h5").string() +
-                  " -o " + (dir / "w.h5").string());
+  r = edit("edit.json", " --set features=" + (dir / "db.h5").string(), "w.h5");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/features: " + (dir / "db.h5").string() +
                    " is also an input, which it would overwrite") != std::string::npos);
-  r = run_command(kTool + " -i " + (dir / "db.h5").string() + " -c " +
-                  (dir / "edit.json").string() + " --report " +
-                  (dir / "db.h5.features.h5").string() + " -o " + (dir / "w.h5").string());
+  r = edit("edit.json", " --report " + (dir / "db.h5.features.h5").string(), "w.h5");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("is also the features cache") != std::string::npos);
   // A drawn curve the config names that is not there: a config error, before the database is read.
   std::ofstream(dir / "drawn.json") << config(R"(, "target": {"file": "curve.svg"})");
-  r = run_command(kTool + " -i " + (dir / "db.h5").string() + " -c " +
-                  (dir / "drawn.json").string() + " -o " + (dir / "w.h5").string());
+  r = edit("drawn.json", "", "w.h5");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("drawn.json: /target/file: expected an existing file, got \"curve.svg\"") !=
         std::string::npos);
   // A frame not in the database: no cache, and no report or picture beside it either (they used
   // to be written before the frames were checked).
-  r = run_command(kTool + " -i " + (dir / "db.h5").string() + " -c " +
-                  (dir / "edit.json").string() + " --frames 99 -o " + (dir / "w.h5").string());
+  r = edit("edit.json", " --frames 99", "w.h5");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("--frames: frame 99 is not in the database") != std::string::npos);
   // A report or picture path that is an input or the output would replace it: refused.
   for (const std::string flag : {"--report ", "--plot "}) {
-    r = run_command(kTool + " -i " + (dir / "db.h5").string() + " -c " +
-                    (dir / "edit.json").string() + " " + flag + (dir / "db.h5").string() + " -o " +
-                    (dir / "v.h5").string());
+    r = edit("edit.json", " " + flag + (dir / "db.h5").string(), "v.h5");
     CHECK(r.exit_code == 2);
     CHECK(r.err.find("db.h5 is also an input, which it would overwrite") != std::string::npos);
   }
-  r = run_command(kTool + " -i " + (dir / "db.h5").string() + " -c " +
-                  (dir / "edit.json").string() + " --report " + (dir / "v.h5").string() + " -o " +
-                  (dir / "v.h5").string());
+  r = edit("edit.json", " --report " + (dir / "v.h5").string(), "v.h5");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("v.h5 is also the output, which it would replace") != std::string::npos);
   for (const char* name : {"x.h5", "y.h5", "z.h5", "w.h5", "w.h5.report.json", "w.h5.heights.svg",
