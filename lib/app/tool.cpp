@@ -182,6 +182,9 @@ std::filesystem::path Context::output(const std::string& fallback) const {
     throw UsageError("-o/--output: " + out.string() +
                      " names a directory; give a file name (or a #### template) in it");
   refuse_input(out, "-o/--output");
+  // A dry run on the farm is the check before the job: a missing or read-only output directory
+  // would otherwise show up only after the work.
+  if (dry_run()) io::check_writable_directory(out);
   return out;
 }
 

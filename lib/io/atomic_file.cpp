@@ -17,6 +17,10 @@ std::string errno_text(int err) {
   return std::strerror(err);
 }
 
+std::filesystem::path directory_of(const std::filesystem::path& path) {
+  return path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+}
+
 }  // namespace
 
 std::filesystem::path temporary_path_for(const std::filesystem::path& path) {
@@ -44,11 +48,7 @@ AtomicFile::AtomicFile(std::filesystem::path path)
   if (!file_) {
     const int err = errno;
     active_ = false;
-    std::error_code ec;
-    const auto dir = path_.has_parent_path() ? path_.parent_path() : std::filesystem::path(".");
-    if (!std::filesystem::exists(dir, ec))
-      throw IoError(path_.string() + ": cannot write: directory " + dir.string() +
-                    " does not exist");
+    require_directory(path_);
     throw IoError(path_.string() + ": cannot create " + tmp_.string() + ": " + errno_text(err));
   }
   static constexpr std::size_t kBuffer = 1 << 20;
@@ -151,15 +151,32 @@ void check_replaceable(const std::filesystem::path& path) {
                   "link), and renaming the output over it would replace it");
 }
 
+void require_directory(const std::filesystem::path& path) {
+  const auto dir = directory_of(path);
+  std::error_code ec;
+  if (std::filesystem::is_directory(dir, ec)) return;
+  // Name the first part of the directory that is missing or not a directory: for "a/b/../c"
+  // with no "a", that is "a", where "directory a/b/.. does not exist" would leave the reader to
+  // work it out.
+  std::filesystem::path prefix;
+  for (const auto& part : dir) {
+    prefix /= part;
+    const auto status = std::filesystem::status(prefix, ec);
+    if (status.type() == std::filesystem::file_type::not_found)
+      throw IoError(path.string() + ": cannot write: directory " + prefix.string() +
+                    " does not exist");
+    if (!std::filesystem::status_known(status))
+      throw IoError(path.string() + ": cannot write: " + prefix.string() + ": " + ec.message());
+    if (!std::filesystem::is_directory(status))
+      throw IoError(path.string() + ": cannot write: " + prefix.string() + " is not a directory");
+  }
+  throw IoError(path.string() + ": cannot write: directory " + dir.string() + " cannot be reached");
+}
+
 void check_writable_directory(const std::filesystem::path& path) {
   check_replaceable(path);
-  const auto dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
-  std::error_code ec;
-  const auto status = std::filesystem::status(dir, ec);
-  if (!std::filesystem::exists(status))
-    throw IoError(path.string() + ": cannot write: directory " + dir.string() + " does not exist");
-  if (!std::filesystem::is_directory(status))
-    throw IoError(path.string() + ": cannot write: " + dir.string() + " is not a directory");
+  require_directory(path);
+  const auto dir = directory_of(path);
   // access(W_OK) says yes to root everywhere; creating a file is the only reliable check
   // (read-only mounts, /proc, ACLs).
   const auto probe = dir / (".datadyn-probe-" + std::to_string(::getpid()));

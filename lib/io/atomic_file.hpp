@@ -58,6 +58,9 @@ std::filesystem::path temporary_path_for(const std::filesystem::path& path);
 /// far as the paths exist), or, when both exist, the same file (hard links).
 bool same_file(const std::filesystem::path& a, const std::filesystem::path& b);
 
+/// Throws IoError unless the directory of `path` exists, naming the first part of it that is
+/// missing or not a directory.
+void require_directory(const std::filesystem::path& path);
 /// Checks that files can be created in the directory of `path` (which must exist) by creating
 /// and removing a probe file there, so that an unwritable output fails before any work starts.
 /// Throws IoError naming the directory and the reason ("does not exist", "is not a directory",

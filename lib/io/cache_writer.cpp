@@ -449,10 +449,7 @@ CacheWriter::CacheWriter(std::filesystem::path path, Provenance provenance, Writ
     throw IoError(w.file_name + ": deflate level must be 0-9");
   w.tmp = w.path;
   w.tmp += ".tmp-" + std::to_string(::getpid());
-  const auto dir = w.path.has_parent_path() ? w.path.parent_path() : std::filesystem::path(".");
-  std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec))
-    throw IoError(w.file_name + ": cannot write: directory " + dir.string() + " does not exist");
+  require_directory(w.path);
   check_replaceable(w.path);
   w.tmp_registration = TemporaryRegistration(w.tmp);
   w.file = detail::create_cache_file(w.tmp, w.file_name);

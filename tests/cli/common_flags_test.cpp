@@ -127,6 +127,13 @@ TEST_CASE("--dry-run validates and writes nothing") {
   CHECK(std::filesystem::is_empty(dir.path()));
   r = run_command(kFixture + " --dry-run --set frames=-1");  // still validated
   CHECK(r.exit_code == 2);
+  // The output directory too: a dry run is the check before a farm job, so a directory that is
+  // not there fails it as it would fail the run (exit 1), naming the missing part.
+  r = run_command(kFixture + " --dry-run -o " + (dir / "no/../x.h5").string());
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("cannot write: directory " + (dir / "no").string() + " does not exist") !=
+        std::string::npos);
+  CHECK(std::filesystem::is_empty(dir.path()));
 }
 
 TEST_CASE("an output that is an input is refused before it is touched") {

@@ -301,9 +301,21 @@ TEST_CASE("check_writable_directory: missing, a file, or an unwritable directory
   CHECK_NOTHROW(check_writable_directory(dir / "x.obj"));
   CHECK_THROWS_WITH_AS(check_writable_directory(dir / "no/x.obj"),
                        doctest::Contains("does not exist"), IoError);
+  // The message names the first missing part, not a path with ".." in it that the reader would
+  // have to resolve.
+  const std::string missing_message = (dir / "no/deeper/../x.obj").string() +
+                                      ": cannot write: directory " + (dir / "no").string() +
+                                      " does not exist";
+  CHECK_THROWS_WITH_AS(check_writable_directory(dir / "no/deeper/../x.obj"),
+                       missing_message.c_str(), IoError);
   std::ofstream(dir / "file") << "x";
   CHECK_THROWS_WITH_AS(check_writable_directory(dir / "file/x.obj"),
                        doctest::Contains("is not a directory"), IoError);
+  const std::string file_message = (dir / "file/sub/x.obj").string() +
+                                   ": cannot write: " + (dir / "file").string() +
+                                   " is not a directory";
+  CHECK_THROWS_WITH_AS(check_writable_directory(dir / "file/sub/x.obj"), file_message.c_str(),
+                       IoError);
   // /proc takes no new files, even from root.
   CHECK_THROWS_AS(check_writable_directory("/proc/x.obj"), IoError);
   CHECK(files_in(dir.path()) == 1);
