@@ -15,6 +15,7 @@
 /// parallel, then the top. The backward substitution runs the top first, then the groups. Every
 /// sum keeps its order, so the result has the same bits on one thread or two.
 
+#include <array>
 #include <vector>
 
 #include <Eigen/Core>
@@ -22,6 +23,15 @@
 #include <Eigen/SparseCore>
 
 namespace datadyn::cloth {
+
+/// The two-thread schedule of the substitutions: the rows of an elimination tree (`parent[j]` >
+/// j, or -1 for a root) split into a top (every ancestor of a cut subtree) and two groups of
+/// whole subtrees whose costs (the sum of `own_cost` over their rows) differ by at most 5 % of
+/// the total. Roots are cut heaviest first until the remaining subtrees, placed heaviest first
+/// into the lighter group, are that balanced; if that would take more than a quarter of the cost
+/// into the top, everything is the top. Each part lists its rows in increasing order.
+std::array<std::vector<int>, 3> split_elimination_tree(const std::vector<int>& parent,
+                                                       const std::vector<double>& own_cost);
 
 /// #n by 3, one right-hand side or solution per column, rows contiguous.
 using ThreeColumns = Eigen::Matrix<double, Eigen::Dynamic, 3, Eigen::RowMajor>;
@@ -61,7 +71,7 @@ class ThreeColumnLdlt {
   // L row by row (strictly lower, columns increasing), for the forward substitution.
   std::vector<int> row_start_, row_column_;
   std::vector<double> row_value_;
-  std::vector<int> parts_[3];  // top, group 0, group 1
+  std::array<std::vector<int>, 3> parts_;  // top, group 0, group 1
 };
 
 }  // namespace datadyn::cloth
