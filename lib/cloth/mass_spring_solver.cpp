@@ -23,6 +23,9 @@ MassSpringSolver::MassSpringSolver(const ClothParams& params)
   x_ = rest_positions(params);
   v_ = Points3::Zero(n, 3);
   pinned_x_ = x_;
+  // A particle more than a kilometre beyond the cloth's farthest start has diverged. Measured
+  // from the start, not from the origin: a cloth laid out a kilometre away is not a blow-up.
+  divergence_bound_ = x_.cwiseAbs().maxCoeff() + 1e3;
   std::vector<int> free_of(static_cast<std::size_t>(n), 0);  // particle -> reduced row, -1: pinned
   for (int p : pins_) free_of[static_cast<std::size_t>(p)] = -1;
   for (int i = 0; i < n; ++i)
@@ -180,10 +183,9 @@ StepResult MassSpringSolver::step() {
         const double len = v.norm();
         // (r / |v|) v: a zero-length spring takes its rest direction.
         const Eigen::RowVector3d at_rest =
-            len > 1e-12
-                ? Eigen::RowVector3d((sp.rest / len) * v)
-                : Eigen::RowVector3d(sp.rest *
-                                     (pinned_x_.row(sp.i) - pinned_x_.row(sp.j)).normalized());
+            len > 1e-12 ? Eigen::RowVector3d((sp.rest / len) * v)
+                        : Eigen::RowVector3d(
+                              sp.rest * (pinned_x_.row(sp.i) - pinned_x_.row(sp.j)).normalized());
         if (!admm) {
           d.row(row) = at_rest;
           continue;
@@ -231,7 +233,8 @@ StepResult MassSpringSolver::step() {
 
   StepResult result;
   for (Eigen::Index i = 0; i < n; ++i) {
-    if (!x.row(i).allFinite() || !v.row(i).allFinite() || x.row(i).cwiseAbs().maxCoeff() > 1e3) {
+    if (!x.row(i).allFinite() || !v.row(i).allFinite() ||
+        x.row(i).cwiseAbs().maxCoeff() > divergence_bound_) {
       result.ok = false;
       result.particle = static_cast<int>(i);
       return result;

@@ -78,7 +78,8 @@ class MassSpringSolver {
   std::vector<double> spring_weight_;  // h^2 k_s
   Triangles triangles_;
   Points3 x_, v_, pinned_x_;
-  ThreeColumns pin_rhs_;  // #free by 3, permuted rows: (M + h^2 L)_{free, pinned} x_pinned
+  double divergence_bound_ = 0.0;  // |coordinate| beyond which a step has diverged
+  ThreeColumns pin_rhs_;           // #free by 3, permuted rows: (M + h^2 L)_{free, pinned} x_pinned
   ThreeColumnLdlt system_;
   double time_ = 0.0;
 };

@@ -3,6 +3,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "cloth/cloth_params.hpp"
@@ -45,6 +46,25 @@ TEST_CASE("pinned particles stay exactly where they were pinned") {
     // and the rest moved: the scene is not static
     CHECK((sim.positions() - rest).rowwise().norm().maxCoeff() > 0.05);
   }
+}
+
+TEST_CASE("a cloth far from the origin is not taken for a diverged one") {
+  // A bound on |x| of 1 km from the origin stopped a 3 km wide strip (nx = 100001) at its first
+  // frame with "diverged"; the bound is now 1 km beyond the cloth's start.
+  ClothParams p = small_scene("curtain", 5);
+  p.origin = {2500.0, 1.5, 0.0};
+  MassSpringSolver sim(p);
+  const auto start = sim.positions();
+  for (int s = 0; s < 10; ++s) REQUIRE(sim.step().ok);
+  // A real blow-up is still caught: the cloth thrown 100 km in one step (the pins hold, the
+  // springs pull the rest back by far less than that).
+  datadyn::Points3 v = datadyn::Points3::Zero(start.rows(), 3);
+  v.col(0).setConstant(1e5 / p.time_step);
+  sim.set_state(sim.positions(), v);
+  const StepResult r = sim.step();
+  CHECK_FALSE(r.ok);
+  REQUIRE(r.particle >= 0);
+  CHECK(std::find(sim.pins().begin(), sim.pins().end(), r.particle) == sim.pins().end());
 }
 
 TEST_CASE("no particle ends a step inside the sphere or below the ground") {
