@@ -462,15 +462,6 @@ void run_wave_edit(const EditParams& p, const EditRun& run) {
 
   const std::filesystem::path& features_path = run.features;
   const json key = features_key(db, cache, grid, density, iso);
-  if (run.dry_run) {
-    std::printf(
-        "would edit %zu slices from %zu simulations of %s into %s (%zu x %zu x %zu voxels, %zu "
-        "frames)\n",
-        S, db.names.size(), run.database.c_str(), run.output.c_str(), grid.nx, grid.ny,
-        static_cast<std::size_t>(std::lround((S - 1) * p.slice_spacing / grid.spacing)) + 1,
-        run.frames ? run.frames->size() : db.frames);
-    return;
-  }
   std::optional<WaveFeatures> loaded = load_features(features_path, key, grid, db, iso);
   WaveFeatures features;
   if (loaded) {
@@ -478,9 +469,11 @@ void run_wave_edit(const EditParams& p, const EditRun& run) {
     features = std::move(*loaded);
   } else {
     features = compute_features(cache, db, grid, density, iso);
-    io::Provenance prov = run.provenance;
-    store_features(features_path, features, key, prov);
-    spdlog::info("features stored in {}", features_path.string());
+    if (!run.dry_run) {  // a dry run computes them (seconds) to check the target, and keeps nothing
+      io::Provenance prov = run.provenance;
+      store_features(features_path, features, key, prov);
+      spdlog::info("features stored in {}", features_path.string());
+    }
   }
 
   SelectionProblem problem;
@@ -507,6 +500,15 @@ void run_wave_edit(const EditParams& p, const EditRun& run) {
           i, t, excess, hlo, hhi);
       t = std::clamp(t, hlo, hhi);
     }
+  }
+  if (run.dry_run) {
+    std::printf(
+        "would edit %zu slices from %zu simulations of %s into %s (%zu x %zu x %zu voxels, %zu "
+        "frames)\n",
+        S, db.names.size(), run.database.c_str(), run.output.c_str(), grid.nx, grid.ny,
+        static_cast<std::size_t>(std::lround((S - 1) * p.slice_spacing / grid.spacing)) + 1,
+        run.frames ? run.frames->size() : db.frames);
+    return;
   }
   problem.target = target;
   problem.distance = features.distance;

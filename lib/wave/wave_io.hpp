@@ -29,8 +29,11 @@ struct EditParams {
   std::string features;       ///< features cache; "": <database>.features.h5
 
   // The edit (section 5).
-  double cross_section = 0.6;  ///< s, metres along the travel direction
-  std::vector<std::vector<double>> target_points{{0.0, 0.25}, {0.5, 0.4}, {1.0, 0.25}};  ///< (z, h)
+  // The defaults are configs/water/edit.json's: a crest rising toward the middle of the front,
+  // within the heights mps-gen's built-in database reaches at s = 1 m (0.153-0.270 m).
+  double cross_section = 1.0;  ///< s, metres along the travel direction
+  std::vector<std::vector<double>> target_points{
+      {0.0, 0.16}, {0.45, 0.26}, {0.9, 0.16}};  ///< (z, h)
   std::string target_file;     ///< CSV (z,h per line) or SVG polyline; overrides points
   double svg_scale = 1.0;      ///< metres per SVG unit (SVG y points down: h = −y · scale)
   int slice_count = 10;        ///< S >= 1

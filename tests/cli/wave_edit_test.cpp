@@ -211,6 +211,13 @@ TEST_CASE("wave-edit: bad databases and bad edits are clear errors that write no
                        (dir / config_file).string() + flags + " -o " + (dir / out).string());
   };
   std::ofstream(dir / "far.json") << config(R"(, "target": {"points": [[0, 0.9]]})");
+  // A dry run checks the target against the database too (it passed, and the run then failed),
+  // and keeps nothing of the features it computed for that.
+  r = edit("far.json", " --dry-run", "y.h5");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("far.json: /target: expected heights within the database's range") !=
+        std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir / "db.h5.features.h5"));
   r = edit("far.json", "", "y.h5");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("outside") != std::string::npos);
@@ -294,4 +301,27 @@ TEST_CASE("wave-edit on an mps-gen dam-break database: H_n grows with the column
     CHECK(h[0] < h[1]);
     CHECK(h[1] < h[2]);
   }
+}
+
+TEST_CASE("wave-edit's built-in edit runs on mps-gen's built-in database") {
+  // The pipeline on nothing but defaults: the default target asked for up to 0.4 m where the
+  // default database reaches 0.14-0.24 m (at the old cross-section), so it stopped with exit 2.
+  // The full default database: 15 simulations, about 30 s on two cores.
+  TempDir dir;
+  auto r = run_command(std::string(DATADYN_BIN_DIR) + "/mps-gen -q -o " + (dir / "db.h5").string());
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  r = run_command(kTool + " -i " + (dir / "db.h5").string() + " --frames 30 -o " +
+                  (dir / "surface.h5").string());
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("clamped") == std::string::npos);  // the whole curve within the range
+  const auto report =
+      nlohmann::json::parse(std::ifstream((dir / "surface.h5.report.json").string()));
+  const std::vector<double> range = report["database_height_range"];
+  for (const auto& slice : report["slices"]) {
+    CHECK(slice["target"].get<double>() >= range[0]);
+    CHECK(slice["target"].get<double>() <= range[1]);
+  }
+  CHECK(report["cross_section"] == 1.0);
 }
