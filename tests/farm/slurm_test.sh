@@ -108,11 +108,13 @@ if MPS_FLAGS="$mps" EDIT_FLAGS="$edit" bash "$here/configs/water/slurm.sh" "$bin
   frames=$("$bin/dd-cache" info -q -i "$work/water-single/surface.h5" |
            sed -n 's|.*/sequences/surface: \([0-9]*\) frames.*|\1|p')
   vdbs=$(ls "$water/frames"/surface.*.vdb | wc -l)
+  objs=$(ls "$water/frames"/water.*.obj | wc -l)
   if cmp -s "$work/water-single/db.h5" "$water/db.h5" &&
-     cmp -s "$work/water-single/surface.h5" "$water/surface.h5" && [ "$vdbs" = "$frames" ]; then
-    echo "slurm_test: water pipeline: 5 dependent stages, caches equal the single run, $vdbs VDB frames"
+     cmp -s "$work/water-single/surface.h5" "$water/surface.h5" && [ "$vdbs" = "$frames" ] &&
+     [ "$objs" = "$frames" ]; then
+    echo "slurm_test: water pipeline: 5 dependent stages, caches equal the single run, $vdbs VDB and OBJ frames"
   else
-    echo "slurm_test: water pipeline: caches differ from the single run or $vdbs VDBs for $frames frames" >&2
+    echo "slurm_test: water pipeline: caches differ from the single run or $vdbs VDBs, $objs OBJs for $frames frames" >&2
     fail=1
   fi
 else
@@ -131,6 +133,23 @@ elif grep -q "a stage failed" "$work/water-bad.err" &&
 else
   echo "slurm_test: a failing stage was not reported as expected" >&2
   cat "$work/water-bad.err" >&2
+  fail=1
+fi
+# With no controller to submit to, the script stops before it touches the results of an earlier
+# run in OUT_DIR (it used to remove them first).
+vdbs_before=$(ls "$water/frames"/surface.*.vdb 2>/dev/null | wc -l)
+if SLURM_CONF=/nonexistent/slurm.conf bash "$here/configs/water/slurm.sh" "$bin" "$water" 2 \
+     2>"$work/water-nocontroller.err"; then
+  echo "slurm_test: configs/water/slurm.sh succeeded without a Slurm controller" >&2
+  fail=1
+elif grep -q "no Slurm controller answers" "$work/water-nocontroller.err" &&
+     cmp -s "$work/water-single/db.h5" "$water/db.h5" && [ -f "$water/surface.h5" ] &&
+     [ "$vdbs_before" -gt 0 ] &&
+     [ "$(ls "$water/frames"/surface.*.vdb | wc -l)" = "$vdbs_before" ]; then
+  echo "slurm_test: water pipeline: no controller stops it before it touches earlier results"
+else
+  echo "slurm_test: without a controller, the script did not stop cleanly" >&2
+  cat "$work/water-nocontroller.err" >&2
   fail=1
 fi
 exit $fail
