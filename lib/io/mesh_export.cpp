@@ -628,7 +628,8 @@ MeshExportResult export_cache(const MeshExportParams& params, const Provenance& 
   // No two sequences may write the same file; no file may land on a directory or device; every
   // output directory must take files.
   MeshExportResult result;
-  std::set<std::filesystem::path> seen, dirs;
+  std::set<std::filesystem::path> seen;
+  std::map<std::filesystem::path, std::filesystem::path> dirs;  // directory -> its first file
   for (const Job& job : jobs)
     for (const auto& f : job.files) {
       if (!seen.insert(f).second)
@@ -638,10 +639,10 @@ MeshExportResult export_cache(const MeshExportParams& params, const Provenance& 
         throw UsageError("-o " + params.output.string() + ": " + f.string() +
                          " is the input cache, which it would overwrite; give another path");
       check_replaceable(f);
-      dirs.insert(f.has_parent_path() ? f.parent_path() : std::filesystem::path("."));
+      dirs.emplace(f.has_parent_path() ? f.parent_path() : std::filesystem::path("."), f);
       result.files.push_back(f);
     }
-  for (const auto& d : dirs) check_writable_directory(d / "x");
+  for (const auto& [dir, file] : dirs) check_writable_directory(file);  // names a real output
   for (const Job& job : jobs) result.frames += job.indices.size();
   if (params.dry_run) return result;
 
