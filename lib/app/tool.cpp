@@ -224,25 +224,38 @@ Tool::Tool(std::string name, std::string description)
 
 Tool::~Tool() = default;
 
-void Tool::add_common_flags(CLI::App& app, CommonOptions& o) {
-  app.add_option("-c,--config", o.config, "JSON config (comments allowed); default: built-in scene")
-      ->type_name("FILE");
-  app.add_option("--set", o.sets,
-                 "Override one config value, e.g. --set solver.dt=0.002 (repeatable)")
-      ->type_name("KEY=VALUE")
-      ->allow_extra_args(false);
-  app.add_option("-i,--input", o.inputs, "Input cache(s)")
-      ->type_name("FILE")
-      ->allow_extra_args(false);
+void Tool::add_common_flags(CLI::App& app, CommonOptions& o, const Splits& splits) {
+  // A flag the command does not honour still parses, so that it is refused with a message that
+  // says why (Tool::run), but --help leaves it out: the help lists what the command takes.
+  const auto shown = [](CLI::Option* option, bool honoured) {
+    if (!honoured) option->group("");
+  };
+  shown(app.add_option("-c,--config", o.config,
+                       "JSON config (comments allowed); default: built-in scene")
+            ->type_name("FILE"),
+        splits.config);
+  shown(app.add_option(
+               "--set", o.sets,
+               "Override one config value: a key as --print-config shows it, nested keys joined by "
+               "dots (repeatable)")
+            ->type_name("KEY=VALUE")
+            ->allow_extra_args(false),
+        splits.config);
+  shown(app.add_option("-i,--input", o.inputs, "Input cache(s)")
+            ->type_name("FILE")
+            ->allow_extra_args(false),
+        splits.inputs);
   app.add_option("-o,--output", o.output,
                  "Output cache, or a path template with #### for sequences")
       ->type_name("PATH");
-  app.add_option("--frames", o.frames,
-                 "Frames to compute or export: 1-100, 1-100x2, 1,5,10-20; default: all")
-      ->type_name("LIST");
-  app.add_option("--shard", o.shard, "Do the K-th (1-based) of N equal parts of the work")
-      ->type_name("K/N")
-      ->capture_default_str();
+  shown(app.add_option("--frames", o.frames,
+                       "Frames to compute or export: 1-100, 1-100x2, 1,5,10-20; default: all")
+            ->type_name("LIST"),
+        splits.frames);
+  shown(app.add_option("--shard", o.shard, "Do the K-th (1-based) of N equal parts of the work")
+            ->type_name("K/N")
+            ->capture_default_str(),
+        splits.shards);
   app.add_option("--threads", o.threads, "Worker threads; 0 = all cores")
       ->type_name("N")
       ->check(CLI::NonNegativeNumber)
@@ -254,8 +267,9 @@ void Tool::add_common_flags(CLI::App& app, CommonOptions& o) {
   app.add_option("--log-format", o.log_format, "Log lines as text or as JSON objects")
       ->type_name("text|json")
       ->capture_default_str();
-  app.add_flag("--print-config", o.print_config,
-               "Print the resolved config (defaults filled in) and exit");
+  shown(app.add_flag("--print-config", o.print_config,
+                     "Print the resolved config (defaults filled in) and exit"),
+        splits.config);
   app.add_flag("--dry-run", o.dry_run,
                "Validate everything, print what would be done, write nothing");
 }
@@ -265,7 +279,7 @@ CLI::App& Tool::main(Handler handler, Splits splits) {
   e->splits = splits;
   e->app = &app_;
   e->handler = std::move(handler);
-  add_common_flags(app_, e->options);
+  add_common_flags(app_, e->options, splits);
   entries_.push_back(std::move(e));
   return app_;
 }
@@ -277,7 +291,7 @@ CLI::App& Tool::command(const std::string& name, const std::string& description,
   e->app = app_.add_subcommand(name, description);
   e->command = name;
   e->handler = std::move(handler);
-  add_common_flags(*e->app, e->options);
+  add_common_flags(*e->app, e->options, splits);
   app_.require_subcommand(1);
   CLI::App& sub = *e->app;
   entries_.push_back(std::move(e));
@@ -330,9 +344,11 @@ int Tool::run(int argc, char** argv) {
       throw UsageError("--shard: " + what + " cannot be split into shards");
     if (!chosen->splits.inputs && !o.inputs.empty())
       throw UsageError("-i/--input: " + what + " reads no input file");
-    if (!chosen->splits.config && (!o.config.empty() || !o.sets.empty()))
-      throw UsageError(std::string(o.config.empty() ? "--set" : "-c/--config") + ": " + what +
-                       " takes no config");
+    if (!chosen->splits.config && (!o.config.empty() || !o.sets.empty() || o.print_config))
+      throw UsageError(std::string(!o.config.empty() ? "-c/--config"
+                                   : !o.sets.empty() ? "--set"
+                                                     : "--print-config") +
+                       ": " + what + " takes no config");
     // A malformed SOURCE_DATE_EPOCH fell back to the clock, and outputs silently stopped being
     // reproducible (reproducible-builds.org asks tools to fail instead). Up to the end of 9999,
     // so that created_utc stays ISO 8601.

@@ -144,7 +144,7 @@ class Tool {
 
  private:
   struct Entry;
-  void add_common_flags(CLI::App& app, CommonOptions& options);
+  void add_common_flags(CLI::App& app, CommonOptions& options, const Splits& splits);
 
   std::string name_;
   CLI::App app_;

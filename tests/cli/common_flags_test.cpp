@@ -464,6 +464,17 @@ TEST_CASE(
   r = run_command(kCacheTool + " info -c nope.json -i " + out.string());
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("-c/--config: dd-cache info takes no config") != std::string::npos);
+  // --print-config printed the listing and exited 0, as if it had been understood.
+  r = run_command(kCacheTool + " info --print-config -i " + out.string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--print-config: dd-cache info takes no config") != std::string::npos);
+  CHECK(r.out.empty());
+  // And --help lists only the flags a command takes.
+  r = run_command(kCacheTool + " info --help");
+  CHECK(r.exit_code == 0);
+  for (const char* flag : {"--config", "--set", "--print-config", "--frames", "--shard"})
+    CHECK_MESSAGE(r.out.find(flag) == std::string::npos, flag);
+  CHECK(r.out.find("--input") != std::string::npos);
   // cloth-train train reads whole caches: a shard would train a different model.
   r = run_command(std::string(DATADYN_BIN_DIR) + "/cloth-train train --shard 1/2 -i " +
                   out.string() + " -o " + (dir / "m.h5").string());
