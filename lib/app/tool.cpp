@@ -144,6 +144,14 @@ io::Provenance Context::provenance() const {
   return p;
 }
 
+json provenance_json(const io::Provenance& provenance) {
+  json config = json::parse(provenance.config_json, nullptr, false);
+  if (config.is_discarded()) config = json::object();
+  return {{"generator", provenance.generator},
+          {"command_line", provenance.command_line},
+          {"config", std::move(config)}};
+}
+
 std::optional<std::vector<std::int64_t>> Context::frames() const {
   if (options_.frames.empty()) return std::nullopt;
   return parse_frame_range(options_.frames);

@@ -151,6 +151,10 @@ class Tool {
   std::vector<std::unique_ptr<Entry>> entries_;
 };
 
+/// Provenance for JSON reports: {"generator", "command_line", "config" (the resolved config as
+/// an object)}. No time: a report is the same bytes for the same inputs.
+json provenance_json(const io::Provenance& provenance);
+
 /// argv as one shell-quoted line (provenance; re-runnable by copy and paste).
 std::string shell_quote(const std::vector<std::string>& args);
 

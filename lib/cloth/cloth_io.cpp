@@ -911,6 +911,7 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
   }
   const std::vector<std::string> methods{"bilinear", "biquadratic", "bicubic", "network"};
   json report = json::object();
+  report["provenance"] = app::provenance_json(ctx.provenance());
   report["target_cache"] = inputs[0].string();
   report["sequences"] = names;
   json per_model = json::array(), per_method = json::array(), against = json::array();

@@ -470,6 +470,7 @@ void run_fit(app::Context& ctx) {
     s.append_frame(0, 0.0, {{"points/position", io::view(rest)}});
   }
   w.commit();
+  report["provenance"] = app::provenance_json(ctx.provenance());
   write_json(rp, report);
   spdlog::info("wrote {} and {}", out.string(), rp.string());
 }
@@ -548,7 +549,8 @@ void run_apply(app::Context& ctx) {
     write_json(rp, {{"rms_target_m", rms_t},
                     {"rms_springs_m", rms_s},
                     {"frames", target.frames.size()},
-                    {"vertices", N}});
+                    {"vertices", N},
+                    {"provenance", app::provenance_json(ctx.provenance())}});
   }
 }
 

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/progress.hpp"
+#include "app/tool.hpp"
 #include "core/errors.hpp"
 #include "core/parallel.hpp"
 #include "core/types.hpp"
@@ -536,6 +537,7 @@ void run_wave_edit(const EditParams& p, const EditRun& run) {
   // Report and picture.
   const Eigen::MatrixXd sh = shape_scores(problem.heights, problem.target);
   json report;
+  report["provenance"] = app::provenance_json(run.provenance);
   report["database"] = run.database.string();
   report["simulations"] = db.names;
   report["cross_section"] = p.cross_section;

@@ -213,6 +213,9 @@ TEST_CASE("cloth-train: simulate, train, upscale and evaluate chain through thei
   const auto report = nlohmann::json::parse(in);
   REQUIRE(report["upscaling"].size() == 4);
   for (const auto& row : report["upscaling"]) CHECK(row["error"].get<double>() > 0.0);
+  CHECK(report["provenance"]["command_line"].get<std::string>().find(" evaluate ") !=
+        std::string::npos);
+  CHECK(report["provenance"]["config"].is_object());
   CHECK(std::filesystem::exists(dir / "eval.md"));
   CHECK(std::filesystem::exists(dir / "eval_loss.svg"));
 

@@ -92,6 +92,10 @@ TEST_CASE("spring-fit: simulate, fit on two motions, apply on a held-out one") {
   REQUIRE(report["sequences"].size() == 2);
   for (const auto& s : report["sequences"])
     CHECK(s["loss_fitted_m2"].get<double>() < s["loss_target_m2"].get<double>());
+  // Reports record what made them, as caches do.
+  CHECK(report["provenance"]["generator"].get<std::string>().rfind("spring-fit fit ", 0) == 0);
+  CHECK(report["provenance"]["command_line"].get<std::string>().find(" fit ") != std::string::npos);
+  CHECK(report["provenance"]["config"].is_object());
 
   r = run_command(kSpringFit + " apply -q -i " + (dir / "shake.h5").string() + " -i " +
                   (dir / "springs.h5").string() + " --set subframes=2 -o " +
@@ -105,6 +109,7 @@ TEST_CASE("spring-fit: simulate, fit on two motions, apply on a held-out one") {
   // regressions of the fit).
   const auto held_out = read_json(dir / "out.report.json");
   CHECK(held_out["rms_springs_m"].get<double>() < 0.8 * held_out["rms_target_m"].get<double>());
+  CHECK(held_out["provenance"]["config"]["subframes"] == 2);
   // Two animations: the last one was used silently. The output named like an input: refused.
   r = run_command(kSpringFit + " apply -q -i " + (dir / "shake.h5").string() + " -i " +
                   (dir / "springs.h5").string() + " -i " + (dir / "swing.h5").string() + " -o " +

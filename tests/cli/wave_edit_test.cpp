@@ -76,6 +76,9 @@ TEST_CASE("wave-edit: picks the simulations whose heights match the curve, write
   std::vector<int> picked;
   for (const auto& s : report["slices"]) picked.push_back(s["optimal"]["index"]);
   CHECK(picked == std::vector<int>{0, 1, 2, 1, 0});
+  CHECK(report["provenance"]["config"]["alpha"] == 1.0);
+  CHECK(report["provenance"]["command_line"].get<std::string>().find("edit.json") !=
+        std::string::npos);
   CHECK(report["objective"]["optimal"].get<double>() >=
         report["objective"]["greedy"].get<double>() - 1e-12);
   CHECK(std::filesystem::file_size(out.string() + ".heights.svg") > 500);
