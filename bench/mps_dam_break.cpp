@@ -1,11 +1,11 @@
 // MPS speed on the canonical dam break at l0 = 5 mm (50 x 100 = 5,000 water particles): particle
 // steps per second on 2 threads (the best and the median of three runs: on a shared machine single
 // runs scatter by a third) and on 1, for the parallel speed-up, split into neighbour search,
-// pressure Poisson equation and the rest, as ratios to the 1e6 particle-steps/s goal of issue 5 and
+// pressure Poisson equation and the rest, as ratios to our goal of 1e6 particle-steps/s and
 // to published explicit SPH codes (0.5-1e6 on similar machines, without a pressure solve); then the
 // same column at l0 = 2.5 mm (20,000 particles, the size users of particle fluids ask about).
 // `--quick [threads] [l0]`: one run of the defaults only (2 threads and l0 = 0.005 m unless given;
-// below 5 mm the first 0.1 s only), for alternating two builds in one session.
+// below 5 mm the first 0.1 s only), for alternating two builds within minutes.
 
 #include <tbb/global_control.h>
 

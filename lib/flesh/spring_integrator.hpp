@@ -34,7 +34,7 @@
 namespace datadyn::flesh {
 
 /// C(z) = Σ z^k/(2k)!, S(z) = Σ z^k/(2k+1)!, D(z) = (C - S)/z = Σ 2(k+1) z^k/(2k+3)!
-/// (reference note; cosh ε, sinh ε/ε for z = ε^2 > 0 and cos ε, sin ε/ε for z = -ε^2 < 0).
+/// (cosh ε, sinh ε/ε for z = ε^2 > 0 and cos ε, sin ε/ε for z = -ε^2 < 0).
 struct SpringSeries {
   double C = 1.0, S = 1.0, D = 1.0 / 3.0;
 };

@@ -2,7 +2,7 @@
 /// @file
 /// The MPS weight function and the constants of a perfect particle lattice (Koshizuka & Oka 1996,
 /// "Moving-particle semi-implicit method for fragmentation of incompressible fluid", Nucl. Sci.
-/// Eng. 123, eqs. 3-4 and 11; the reference note reference/mps-water.md).
+/// Eng. 123, eqs. 3-4 and 11).
 
 #include <cmath>
 
@@ -30,8 +30,8 @@ struct LatticeConstants {
 /// @param l0         lattice spacing (metres), > 0
 /// @param dimension  2 or 3
 /// @note For l0 = 1 in 2D: r_e = 2.1 gives 12 neighbours, n0 = 6.539697, λ = 1.388351; r_e = 3.1
-///       gives 28 neighbours, n0 = 18.976417, λ = 2.448472 (reference/mps-water.md). n0 does not
-///       depend on l0; λ scales with l0².
+///       gives 28 neighbours, n0 = 18.976417, λ = 2.448472 (eqs. 3 and 11 summed over the lattice).
+///       n0 does not depend on l0; λ scales with l0².
 LatticeConstants lattice_constants(double re, double l0, int dimension = 2);
 
 }  // namespace datadyn::fluid

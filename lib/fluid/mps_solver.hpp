@@ -2,7 +2,7 @@
 /// @file
 /// A 2D MPS (moving particle semi-implicit) solver for water in a tank: Koshizuka & Oka 1996,
 /// "Moving-particle semi-implicit method for fragmentation of incompressible fluid", Nucl. Sci.
-/// Eng. 123, as in the textbook code of Koshizuka's group (reference/mps-water.md). One step:
+/// Eng. 123, as in the textbook code of Koshizuka's group. One step:
 ///
 ///  1. explicit: u* = u + dt (ν ∇²u + g), r* = r + dt u*       (Laplacian model, eq. 11)
 ///  2. collision: pairs closer than 0.5 l0 exchange momentum with restitution 0.2

@@ -4,7 +4,7 @@
 /// beach, a step, a reef), turned into the fixed boundary particles of MPS - layers of wall
 /// particles (in the pressure Poisson equation) backed by dummy particles (counted in the number
 /// density only), all on the same square lattice of spacing l0 as the water (Koshizuka & Oka 1996,
-/// sec. "boundary conditions"; reference/mps-water.md: 2 wall + 2 dummy layers).
+/// sec. "boundary conditions"; 2 wall + 2 dummy layers as in the textbook code).
 
 #include <cstdint>
 #include <functional>

@@ -18,7 +18,7 @@ using namespace datadyn::flesh;
 namespace {
 
 /// (ks, kd) pairs covering the regimes: underdamped, overdamped, critical, near-critical on both
-/// sides, both branch switches |z| = 1 at dt = 1/30, and the extremes of the issue.
+/// sides, both branch switches |z| = 1 at dt = 1/30, and the extremes of the fit's default bounds.
 std::vector<std::pair<double, double>> regimes() {
   const double dt = 1.0 / 30.0;
   const double kd_switch = 60.0;  // |z| = 1 with ks chosen below

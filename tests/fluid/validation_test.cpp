@@ -1,6 +1,6 @@
 // Validation of the MPS solver against experiment, a second method and closed forms: the Martin &
-// Moyce dam break (reference/mps-water.md), an instant-release dam break against two SPH codes, a
-// still tank (hydrostatic pressure, no motion), conservation and containment.
+// Moyce dam break (1952, as digitized in PySPH), an instant-release dam break against two SPH
+// codes, a still tank (hydrostatic pressure, no motion), conservation and containment.
 
 #include <doctest/doctest.h>
 
@@ -104,7 +104,7 @@ TEST_CASE("dam break (n^2 = 2) against Martin & Moyce, volume conserved, nothing
     table += buf;
     INFO("Z/a = " << kMmZ[k] << ": T_exp " << kMmT[k] << ", T_sim " << ts);
     // The simulated surge leads the experiment's early on, as published simulations' do
-    // (reference/mps-water.md; not from a lifted gate: see the next test): by a constant delay of
+    // (docs/tools/mps-gen.md; not from a lifted gate: see the next test): by a constant delay of
     // at most 0.4 in T (45 ms), never lagging by more than 10 %.
     CHECK(kMmT[k] - ts <= 0.4);
     CHECK(err <= 0.10);

@@ -44,7 +44,7 @@ struct Fixture {
 };
 
 // Positions are float32 in the cache; text formats write them exactly, binary ones as float32.
-// 1e-6 m is the tolerance of the issue; the values here are below 1 m, where float32 steps are
+// 1e-6 m is our tolerance for round trips; the values here are below 1 m, where float32 steps are
 // 6e-8.
 constexpr double kTol = 1e-6;
 

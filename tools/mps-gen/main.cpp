@@ -11,7 +11,7 @@
 
 int main(int argc, char** argv) {
   using namespace datadyn;
-  app::Tool tool("mps-gen", "2D MPS breaking-wave database (Chiba et al. 2011, seed 002)");
+  app::Tool tool("mps-gen", "2D MPS breaking-wave database (Chiba et al. 2011)");
   tool.main(
       [](app::Context& ctx) {
         const auto params = ctx.config<fluid::DatabaseParams>(fluid::read_database_params);
