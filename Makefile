@@ -1,5 +1,5 @@
 # datadyn: `make` builds every tool into build/bin/, `make test` runs the suites,
-# `make demo` runs every pipeline on its built-in defaults into out/demo/.
+# `make demo` runs every pipeline, scaled down to seconds (configs/*/demo.sh), into out/demo/.
 # Each target first installs missing Debian packages (scripts/deps.sh).
 
 BUILD_DIR ?= build
@@ -49,5 +49,7 @@ bench: build
 format:
 	find lib tools tests bench -name '*.cpp' -o -name '*.hpp' | xargs clang-format -i
 
+# Only what the build, the demo and the benchmarks write: results the example scripts put
+# elsewhere in out/ (out/water, out/elastic, ...) are the user's.
 clean:
-	rm -rf $(BUILD_DIR) out
+	rm -rf $(BUILD_DIR) out/demo out/bench

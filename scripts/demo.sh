@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every pipeline's small demo (configs/<pipeline>/demo.sh) on the built-in defaults.
+# Runs every pipeline's small demo (configs/<pipeline>/demo.sh): the example configs, scaled down
+# to seconds.
 # Usage: scripts/demo.sh BIN_DIR OUT_DIR
 set -euo pipefail
 bin=$(cd "${1:?usage: scripts/demo.sh BIN_DIR OUT_DIR}" && pwd)

@@ -253,9 +253,10 @@ void Tool::add_common_flags(CLI::App& app, CommonOptions& o, const Splits& split
             ->type_name("FILE")
             ->allow_extra_args(false),
         splits.inputs);
-  app.add_option("-o,--output", o.output,
-                 "Output cache, or a path template with #### for sequences")
-      ->type_name("PATH");
+  shown(app.add_option("-o,--output", o.output,
+                       "Output cache, or a path template with #### for sequences")
+            ->type_name("PATH"),
+        splits.output);
   shown(app.add_option("--frames", o.frames,
                        "Frames to compute or export: 1-100, 1-100x2, 1,5,10-20; default: all")
             ->type_name("LIST"),
@@ -352,6 +353,8 @@ int Tool::run(int argc, char** argv) {
       throw UsageError("--shard: " + what + " cannot be split into shards");
     if (!chosen->splits.inputs && !o.inputs.empty())
       throw UsageError("-i/--input: " + what + " reads no input file");
+    if (!chosen->splits.output && chosen->app->count("-o") > 0)
+      throw UsageError("-o/--output: " + what + " writes no file (it prints to stdout)");
     if (!chosen->splits.config && (!o.config.empty() || !o.sets.empty() || o.print_config))
       throw UsageError(std::string(!o.config.empty() ? "-c/--config"
                                    : !o.sets.empty() ? "--set"

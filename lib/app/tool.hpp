@@ -126,6 +126,7 @@ struct Splits {
   bool shards = false;  ///< honours --shard K/N
   bool config = true;   ///< reads a JSON config (-c, --set); false: either flag is a usage error
   bool inputs = true;   ///< reads -i files; false: -i is a usage error (it would be ignored)
+  bool output = true;   ///< writes -o; false: -o is a usage error (it would be ignored)
 };
 
 class Tool {

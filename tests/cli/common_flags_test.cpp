@@ -475,6 +475,11 @@ TEST_CASE(
   for (const char* flag : {"--config", "--set", "--print-config", "--frames", "--shard"})
     CHECK_MESSAGE(r.out.find(flag) == std::string::npos, flag);
   CHECK(r.out.find("--input") != std::string::npos);
+  CHECK(r.out.find("--output") == std::string::npos);
+  // info and check print; an -o was ignored.
+  r = run_command(kCacheTool + " check -i " + out.string() + " -o " + (dir / "o.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("-o/--output: dd-cache check writes no file") != std::string::npos);
   // cloth-train train reads whole caches: a shard would train a different model.
   r = run_command(std::string(DATADYN_BIN_DIR) + "/cloth-train train --shard 1/2 -i " +
                   out.string() + " -o " + (dir / "m.h5").string());

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   using datadyn::app::Context;
   datadyn::app::Tool tool("dd-cache", "Inspect, check and merge datadyn caches");
   const datadyn::app::Splits kNoConfig{.config = false};
+  const datadyn::app::Splits kReadOnly{.config = false, .output = false};
   tool.command(
       "info", "List the sequences, arrays, grids and provenance of caches",
       [](Context& ctx) {
@@ -24,7 +25,7 @@ int main(int argc, char** argv) {
         for (const auto& in : ctx.inputs())
           std::fputs(datadyn::io::cache_summary(in).c_str(), stdout);
       },
-      kNoConfig);
+      kReadOnly);
   tool.command(
       "check", "Validate caches and read every frame of every dataset",
       [](Context& ctx) {
@@ -36,7 +37,7 @@ int main(int argc, char** argv) {
           std::printf("%s: ok\n", in.c_str());
         }
       },
-      kNoConfig);
+      kReadOnly);
   tool.command(
       "merge", "Merge the caches of a sharded run (-i per shard) into one (-o)",
       [](Context& ctx) {
