@@ -368,9 +368,19 @@ template <class T>
 void ConfigReader::get_list(const std::string& key, std::vector<T>& items, const T& prototype,
                             const std::function<void(ConfigReader&, T&)>& read) {
   const Raw r = raw(key);
-  if (r.override)
-    fail_at(r, key, "a list of objects (set its elements, e.g. " + key + ".0.name=...)",
-            "\"" + *r.override + "\"");
+  if (r.override) {
+    // `--set key=[]` empties the list (no examples, no fixed slices); an element is set by its
+    // own keys, which the elements' reader checks one by one.
+    const json j = json::parse(*r.override, nullptr, false);
+    if (!j.is_array() || !j.empty())
+      fail_at(r, key,
+              "[] for an empty list, or one key of an element (e.g. " + r.origin.substr(6) +
+                  ".0.<key>=...)",
+              "\"" + *r.override + "\"");
+    items.clear();
+    record(key, json::array());
+    return;
+  }
   if (r.value) {
     if (!r.value->is_array()) fail_at(r, key, "a list of objects", json_text(*r.value));
     items.assign(r.value->size(), prototype);
