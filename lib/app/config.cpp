@@ -64,6 +64,27 @@ json override_to_json(const std::string& text, bool want_bool, bool want_number,
 }  // namespace detail
 
 namespace {
+std::size_t edit_distance(const std::string& a, const std::string& b);
+}  // namespace
+
+std::string nearest_of(const std::string& word, const std::vector<std::string>& known,
+                       const std::string& what) {
+  std::string best, all;
+  std::size_t best_d = std::numeric_limits<std::size_t>::max();
+  for (const auto& k : known) {
+    const std::size_t d = edit_distance(word, k);
+    if (d < best_d) {
+      best_d = d;
+      best = k;
+    }
+    all += (all.empty() ? "" : ", ") + k;
+  }
+  if (!best.empty() && best_d <= std::max<std::size_t>(2, word.size() / 3))
+    return " (did you mean \"" + best + "\"?)";
+  return " (" + what + ": " + all + ")";
+}
+
+namespace {
 
 std::size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
@@ -82,20 +103,9 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
 /// " (did you mean \"dt\"?)" or the list of known keys, for an unknown key's message.
 std::string suggestion(const std::string& key, const json& known_object) {
   if (!known_object.is_object() || known_object.empty()) return " (no keys are known here)";
-  std::string best;
-  std::size_t best_d = std::numeric_limits<std::size_t>::max();
-  std::string all;
-  for (const auto& [k, v] : known_object.items()) {
-    const std::size_t d = edit_distance(key, k);
-    if (d < best_d) {
-      best_d = d;
-      best = k;
-    }
-    all += (all.empty() ? "" : ", ") + k;
-  }
-  if (best_d <= std::max<std::size_t>(2, key.size() / 3))
-    return " (did you mean \"" + best + "\"?)";
-  return " (known keys: " + all + ")";
+  std::vector<std::string> known;
+  for (const auto& [k, v] : known_object.items()) known.push_back(k);
+  return nearest_of(key, known, "known keys");
 }
 
 std::string parent_pointer(const std::string& p) {

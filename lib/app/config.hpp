@@ -39,6 +39,11 @@ namespace datadyn::app {
 
 using json = nlohmann::json;
 
+/// For a word not among `known` (a config key, a command): " (did you mean \"x\"?)" when one is
+/// within a few edits, else " (<what>: a, b, c)".
+std::string nearest_of(const std::string& word, const std::vector<std::string>& known,
+                       const std::string& what);
+
 /// A check on a number: what it accepts, in words for the error message.
 struct Range {
   std::optional<double> min, max;

@@ -2,6 +2,7 @@
 
 #include <tbb/global_control.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <new>
 #include <stdexcept>
@@ -10,6 +11,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "app/config.hpp"
 #include "app/frame_range.hpp"
 #include "app/logging.hpp"
 #include "app/version.hpp"
@@ -309,6 +311,16 @@ CLI::App& Tool::command(const std::string& name, const std::string& description,
 
 int Tool::run(int argc, char** argv) {
   io::skip_hdf5_cleanup_at_exit();
+  // A misspelt command: CLI11 says only "A subcommand is required".
+  std::vector<std::string> commands;
+  for (const auto& e : entries_)
+    if (!e->command.empty()) commands.push_back(e->command);
+  if (!commands.empty() && argc > 1 && argv[1][0] != '-' &&
+      std::find(commands.begin(), commands.end(), argv[1]) == commands.end()) {
+    std::fprintf(stderr, "%s: unknown command \"%s\"%s\n", name_.c_str(), argv[1],
+                 nearest_of(argv[1], commands, "commands").c_str());
+    return 2;
+  }
   try {
     app_.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

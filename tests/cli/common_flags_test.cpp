@@ -469,6 +469,13 @@ TEST_CASE(
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("--print-config: dd-cache info takes no config") != std::string::npos);
   CHECK(r.out.empty());
+  // A misspelt command is named, with the nearest one (CLI11 said only "A subcommand is required").
+  r = run_command(kCacheTool + " infoo -i " + out.string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("dd-cache: unknown command \"infoo\" (did you mean \"info\"?)") !=
+        std::string::npos);
+  r = run_command(kCacheTool + " show -i " + out.string());
+  CHECK(r.err.find("unknown command \"show\" (commands: info, check, merge)") != std::string::npos);
   // And --help lists only the flags a command takes.
   r = run_command(kCacheTool + " info --help");
   CHECK(r.exit_code == 0);
