@@ -131,6 +131,7 @@ io::MeshExportParams mesh_export_params(Context& ctx, const MeshExportFlags& fla
   params.shard_index = shard.index;
   params.shard_count = shard.count;
   params.dry_run = ctx.dry_run();
+  params.config_origin = [ctx](const std::string& key) { return ctx.config_origin(key); };
   provenance = ctx.provenance();
   provenance.config_json = config.dump();
   return params;

@@ -81,6 +81,9 @@ class Context {
   std::string config_source() const {
     return options_.config.empty() ? "<defaults>" : options_.config;
   }
+  /// Where the value of a config key (dotted: "meshing.iso_value") came from, named as config
+  /// errors name it: "--set <key>" if a --set gave it, else config_source().
+  std::string config_origin(const std::string& key) const;
   /// The resolved config of the last config() call (an empty object before).
   const json& resolved_config() const { return resolved_; }
 

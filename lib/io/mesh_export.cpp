@@ -579,11 +579,11 @@ MeshExportResult export_cache(const MeshExportParams& params, const Provenance& 
       }
       job.radius = params.level_set.radius > 0 ? params.level_set.radius : 2 * job.voxel_size;
       if (source == ExportSource::Particles && job.radius < 1.5 * job.voxel_size * (1 - 1e-9))
-        throw ConfigError(ConfigError::FreeText{}, "config", "/level_set/radius",
-                          "expected at least 1.5 voxels (" + std::to_string(1.5 * job.voxel_size) +
-                              " m at a voxel size of " + std::to_string(job.voxel_size) +
-                              " m; OpenVDB skips smaller particles), got " +
-                              std::to_string(job.radius) + " m");
+        throw ConfigError(
+            ConfigError::FreeText{}, params.config_origin("level_set.radius"), "/level_set/radius",
+            "expected at least 1.5 voxels (" + std::to_string(1.5 * job.voxel_size) +
+                " m at a voxel size of " + std::to_string(job.voxel_size) +
+                " m; OpenVDB skips smaller particles), got " + std::to_string(job.radius) + " m");
     }
     // A mesh of a level set exists only within its narrow band: an iso value beyond it gave empty
     // files with exit 0.
@@ -599,7 +599,8 @@ MeshExportResult export_cache(const MeshExportParams& params, const Provenance& 
         band = params.level_set.half_width * job.voxel_size;
       }
       if (!(std::abs(params.meshing.iso_value) < band))
-        throw ConfigError(ConfigError::FreeText{}, "config", "/meshing/iso_value",
+        throw ConfigError(ConfigError::FreeText{}, params.config_origin("meshing.iso_value"),
+                          "/meshing/iso_value",
                           "expected a value inside the level set's narrow band, |iso_value| < " +
                               std::to_string(band) + " m, got " +
                               std::to_string(params.meshing.iso_value));

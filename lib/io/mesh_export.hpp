@@ -93,6 +93,11 @@ struct MeshExportParams {
   ExportMeshingParams meshing;
   std::string up_axis = "Y";  ///< written to USDA; the cache's coordinates are not changed
   bool dry_run = false;       ///< validate and plan, write nothing
+  /// Where a config key's value came from, for errors found against the cache ("--set
+  /// meshing.iso_value", the config file, "<defaults>"); the key is dotted.
+  std::function<std::string(const std::string&)> config_origin = [](const std::string&) {
+    return std::string("config");
+  };
 };
 
 struct MeshExportResult {

@@ -240,7 +240,8 @@ TEST_CASE("mesh-export: usage and config errors exit 2 and leave no file") {
   CHECK(r.err.find("/meshing/adaptivity: expected a number in [0, 1], got 2") != std::string::npos);
   r = s.run("--set level_set.voxel_size=0.01 --set level_set.radius=0.01" + s.o("d.vdb"));
   CHECK(r.exit_code == 2);
-  CHECK(r.err.find("/level_set/radius") != std::string::npos);
+  // Named by where the value came from (it said "config" for a --set).
+  CHECK(r.err.find("--set level_set.radius: /level_set/radius") != std::string::npos);
   // Widths in voxels that would run for ever (a dilation of 1e6 voxels did).
   r = s.run("--sequence drops --set level_set.dilate=1e6" + s.o("d.vdb"));
   CHECK(r.exit_code == 2);
@@ -260,8 +261,8 @@ TEST_CASE("mesh-export: usage and config errors exit 2 and leave no file") {
     r = s.run(args);
     INFO(args);
     CHECK(r.exit_code == 2);
-    CHECK(r.err.find("/meshing/iso_value: expected a value inside the level set's narrow band") !=
-          std::string::npos);
+    CHECK(r.err.find("--set meshing.iso_value: /meshing/iso_value: expected a value inside the "
+                     "level set's narrow band") != std::string::npos);
   }
   // Below OpenVDB's smallest voxel its transform throws an ArithmeticError naming nothing.
   r = s.run("--sequence drops --set level_set.voxel_size=1e-5" + s.o("d.vdb"));

@@ -252,7 +252,7 @@ TEST_CASE("wave-edit: bad databases and bad edits are clear errors that write no
   // destroyed it, even on a run that then failed.
   r = edit("edit.json", " --set features=" + (dir / "db.h5").string(), "w.h5");
   CHECK(r.exit_code == 2);
-  CHECK(r.err.find("/features: " + (dir / "db.h5").string() +
+  CHECK(r.err.find("--set features: /features: " + (dir / "db.h5").string() +
                    " is also an input, which it would overwrite") != std::string::npos);
   r = edit("edit.json", " --report " + (dir / "db.h5.features.h5").string(), "w.h5");
   CHECK(r.exit_code == 2);

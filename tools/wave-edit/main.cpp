@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
         // output, the report or the picture (features = the database destroyed it).
         run.features = ctx.side_output(
             params.features.empty() ? run.database.string() + ".features.h5" : params.features,
-            run.output, "/features");
+            run.output, ctx.config_origin("features") + ": /features");
         if (io::same_file(run.plot, run.report))
           throw UsageError("--plot: " + run.plot.string() +
                            " is also the report; give another file");
