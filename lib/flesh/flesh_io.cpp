@@ -105,8 +105,8 @@ void write_points_sequence(io::CacheWriter& w, const std::string& name, double f
   for (const auto& [k, v] : attributes) s.set_attribute(k, v);
   if (rest.rows() > 0) s.write_static("rest/position", io::view(rest));
   if (triangles.rows() > 0) s.write_static("topology/triangles", io::view(triangles));
-  for (std::size_t f = 0; f < frames.size(); ++f)
-    s.append_frame(static_cast<std::int64_t>(f), times[f],
+  for (std::size_t f = 0; f < frames.size(); ++f)  // frame 1 at t = 0, as in every tool
+    s.append_frame(static_cast<std::int64_t>(f) + 1, times[f],
                    {{"points/position", io::view(frames[f])}});
 }
 
@@ -467,7 +467,7 @@ void run_fit(app::Context& ctx) {
     s.write_static("points/ks", io::view(ks));
     s.write_static("points/kd", io::view(kd));
     s.write_static("points/kd2_minus_4ks", io::view(indicator));
-    s.append_frame(0, 0.0, {{"points/position", io::view(rest)}});
+    s.append_frame(1, 0.0, {{"points/position", io::view(rest)}});
   }
   w.commit();
   report["provenance"] = app::provenance_json(ctx.provenance());
@@ -525,7 +525,7 @@ void run_apply(app::Context& ctx) {
     if (target.triangles.rows() > 0)
       s.write_static("topology/triangles", io::view(target.triangles));
     for (std::size_t k = 0; k < r.positions.size(); ++k)
-      s.append_frame(static_cast<std::int64_t>(k), target.times[0] + r.times[k],
+      s.append_frame(static_cast<std::int64_t>(k) + 1, target.times[0] + r.times[k],
                      {{"points/position", io::view(r.positions[k])}});
   }
   w.commit();

@@ -66,6 +66,11 @@ TEST_CASE("spring-fit: simulate, fit on two motions, apply on a held-out one") {
     for (const char* name : {"skinned", "quasistatic", "dynamic"}) {
       const auto s = c.sequence(name);
       CHECK(s.frame_count() == 45);
+      // Frame 1 at t = 0, as in every tool (they started at 0: exported files and PC2 start
+      // frames were one off from the other pipelines').
+      CHECK(s.frames().front() == 1);
+      CHECK(s.frames().back() == 45);
+      CHECK(s.times().front() == 0.0);
       CHECK(s.has("topology/triangles"));
       CHECK(s.point_count() > 0);
     }
@@ -80,6 +85,7 @@ TEST_CASE("spring-fit: simulate, fit on two motions, apply on a held-out one") {
     const auto kd = c.read_array<double>("/springs/kd");
     REQUIRE(ks.size() == c.sequence("springs").point_count());
     const auto maps = c.sequence("springs");
+    CHECK(maps.frames() == std::vector<std::int64_t>{1});
     CHECK(maps.has("points/kd2_minus_4ks"));
     const auto ind = maps.read_static<double>("points/kd2_minus_4ks");
     for (std::size_t i = 0; i < ks.size(); ++i) {
@@ -104,6 +110,8 @@ TEST_CASE("spring-fit: simulate, fit on two motions, apply on a held-out one") {
   REQUIRE(r.exit_code == 0);
   datadyn::io::CacheReader out(dir / "out.h5");
   CHECK(out.sequence("dynamic").frame_count() == 89);  // 44 intervals x 2 + 1
+  CHECK(out.sequence("dynamic").frames().front() == 1);
+  CHECK(out.sequence("dynamic").frames().back() == 89);
   // Springs fitted on other motions bring the held-out motion closer to its ground truth
   // (measured 1.44 mm -> 0.53 mm rms; deterministic, so the margin only guards against
   // regressions of the fit).
