@@ -64,27 +64,6 @@ json override_to_json(const std::string& text, bool want_bool, bool want_number,
 }  // namespace detail
 
 namespace {
-std::size_t edit_distance(const std::string& a, const std::string& b);
-}  // namespace
-
-std::string nearest_of(const std::string& word, const std::vector<std::string>& known,
-                       const std::string& what) {
-  std::string best, all;
-  std::size_t best_d = std::numeric_limits<std::size_t>::max();
-  for (const auto& k : known) {
-    const std::size_t d = edit_distance(word, k);
-    if (d < best_d) {
-      best_d = d;
-      best = k;
-    }
-    all += (all.empty() ? "" : ", ") + k;
-  }
-  if (!best.empty() && best_d <= std::max<std::size_t>(2, word.size() / 3))
-    return " (did you mean \"" + best + "\"?)";
-  return " (" + what + ": " + all + ")";
-}
-
-namespace {
 
 std::size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
@@ -130,6 +109,23 @@ const json* find(const json& doc, const std::string& pointer) {
 }
 
 }  // namespace
+
+std::string nearest_of(const std::string& word, const std::vector<std::string>& known,
+                       const std::string& what) {
+  std::string best, all;
+  std::size_t best_d = std::numeric_limits<std::size_t>::max();
+  for (const auto& k : known) {
+    const std::size_t d = edit_distance(word, k);
+    if (d < best_d) {
+      best_d = d;
+      best = k;
+    }
+    all += (all.empty() ? "" : ", ") + k;
+  }
+  if (!best.empty() && best_d <= std::max<std::size_t>(2, word.size() / 3))
+    return " (did you mean \"" + best + "\"?)";
+  return " (" + what + ": " + all + ")";
+}
 
 std::string Range::describe(const std::string& noun) const {
   std::ostringstream os;
