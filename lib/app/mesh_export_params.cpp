@@ -125,7 +125,7 @@ io::MeshExportParams mesh_export_params(Context& ctx, const MeshExportFlags& fla
     config["sequences"] = flags.sequences;
   }
   params.input = ctx.input();
-  params.output = ctx.output();
+  params.output = ctx.output_template();  // export_cache checks every file's directory
   if (auto frames = ctx.frames()) params.frames = *frames;
   const Shard shard = ctx.shard();
   params.shard_index = shard.index;

@@ -187,6 +187,14 @@ std::filesystem::path Context::input() const {
 }
 
 std::filesystem::path Context::output(const std::string& fallback) const {
+  const std::filesystem::path out = output_template(fallback);
+  // A dry run on the farm is the check before the job: a missing or read-only output directory
+  // would otherwise show up only after the work.
+  if (dry_run()) io::check_writable_directory(out);
+  return out;
+}
+
+std::filesystem::path Context::output_template(const std::string& fallback) const {
   std::filesystem::path out = options_.output;
   if (out.empty()) {
     if (fallback.empty()) throw UsageError("-o/--output: an output path is required");
@@ -198,9 +206,6 @@ std::filesystem::path Context::output(const std::string& fallback) const {
     throw UsageError("-o/--output: " + out.string() +
                      " names a directory; give a file name (or a #### template) in it");
   refuse_input(out, "-o/--output");
-  // A dry run on the farm is the check before the job: a missing or read-only output directory
-  // would otherwise show up only after the work.
-  if (dry_run()) io::check_writable_directory(out);
   return out;
 }
 

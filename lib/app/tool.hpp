@@ -101,8 +101,12 @@ class Context {
   /// Exactly one -i file; throws UsageError otherwise.
   std::filesystem::path input() const;
   /// The -o path, or `fallback` when -o was not given (empty fallback: -o is required). Throws
-  /// UsageError if it names an input, which writing it would destroy.
+  /// UsageError if it names an input, which writing it would destroy. On a dry run, also checks
+  /// that its directory takes files (IoError otherwise).
   std::filesystem::path output(const std::string& fallback = "") const;
+  /// The -o path template of a writer that expands it into files (`{sequence}` may name
+  /// directories): as output(), but the directories are the writer's to check, file by file.
+  std::filesystem::path output_template(const std::string& fallback = "") const;
   /// Throws UsageError naming `what` if `path`, a file the command will write, is an input.
   void refuse_input(const std::filesystem::path& path, const std::string& what) const;
   /// `path` as a second output (a report, a plot) beside `main_output`; throws UsageError naming

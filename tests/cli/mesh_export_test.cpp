@@ -106,6 +106,17 @@ TEST_CASE("mesh-export: --dry-run prints the files it would write and writes non
   CHECK(r.out.find("would write 2 files (2 frames)") != std::string::npos);
   CHECK(r.out.find((s.out / "c.0003.obj").string()) != std::string::npos);
   CHECK(s.out_empty());
+  // {sequence} may name directories: the dry run checks the expanded ones, not the template (it
+  // refused "out/{sequence}" as a missing directory).
+  std::filesystem::create_directory(s.out / "cloth");
+  const auto t = s.run("--dry-run --frames 2-3 --sequence cloth" + s.o("{sequence}/c.####.obj"));
+  INFO(t.err);
+  CHECK(t.exit_code == 0);
+  CHECK(t.out.find((s.out / "cloth/c.0002.obj").string()) != std::string::npos);
+  const auto u = s.run("--dry-run --sequence water" + s.o("{sequence}/w.####.obj"));
+  CHECK(u.exit_code == 1);
+  CHECK(u.err.find("cannot write: directory " + (s.out / "water").string() + " does not exist") !=
+        std::string::npos);
 }
 
 TEST_CASE("mesh-export: bad input exits 1, names what is wrong and leaves no file") {
