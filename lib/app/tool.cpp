@@ -197,8 +197,8 @@ std::filesystem::path Context::output(const std::string& fallback) const {
 std::filesystem::path Context::output_template(const std::string& fallback) const {
   std::filesystem::path out = options_.output;
   if (out.empty()) {
-    if (fallback.empty()) throw UsageError("-o/--output: an output path is required");
-    out = fallback;
+    out = fallback.empty() ? options_.output_default : fallback;
+    if (out.empty()) throw UsageError("-o/--output: an output path is required");
   }
   // "out/" named a directory and became hidden files in it ("out/.obj"). (A directory named
   // without the slash is refused where the file is written: it is not replaced.)
@@ -266,8 +266,11 @@ void Tool::add_common_flags(CLI::App& app, CommonOptions& o, const Splits& split
             ->type_name("FILE")
             ->allow_extra_args(false),
         splits.inputs);
+  o.output_default = splits.output_default;
   shown(app.add_option("-o,--output", o.output,
-                       "Output cache, or a path template with #### for sequences")
+                       "Output cache, or a path template with #### for sequences" +
+                           (splits.output_default.empty() ? std::string("; required")
+                                                          : "; default: " + splits.output_default))
             ->type_name("PATH"),
         splits.output);
   shown(app.add_option("--frames", o.frames,

@@ -46,6 +46,7 @@ struct CommonOptions {
   std::string log_format = "text";  ///< --log-format text|json
   bool print_config = false;        ///< --print-config
   bool dry_run = false;             ///< --dry-run
+  std::string output_default;       ///< -o when not given (Splits::output_default)
 };
 
 /// Thrown to end a run early with an exit code (e.g. after --print-config).
@@ -100,7 +101,8 @@ class Context {
   std::vector<std::filesystem::path> inputs() const;
   /// Exactly one -i file; throws UsageError otherwise.
   std::filesystem::path input() const;
-  /// The -o path, or `fallback` when -o was not given (empty fallback: -o is required). Throws
+  /// The -o path, or `fallback` when -o was not given (empty fallback: the command's
+  /// Splits::output_default; both empty: -o is required). Throws
   /// UsageError if it names an input, which writing it would destroy. On a dry run, also checks
   /// that its directory takes files (IoError otherwise).
   std::filesystem::path output(const std::string& fallback = "") const;
@@ -134,6 +136,8 @@ struct Splits {
   bool config = true;   ///< reads a JSON config (-c, --set); false: either flag is a usage error
   bool inputs = true;   ///< reads -i files; false: -i is a usage error (it would be ignored)
   bool output = true;   ///< writes -o; false: -o is a usage error (it would be ignored)
+  /// The output when -o is not given ("": -o is required); --help shows it.
+  std::string output_default{};
 };
 
 class Tool {

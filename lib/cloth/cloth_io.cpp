@@ -469,7 +469,7 @@ UpscaleModel read_model(const std::filesystem::path& path) {
 void run_simulate(app::Context& ctx, const ClothConfig& config) {
   const auto runs = expand_runs(config);
   const auto range = app::shard_range(runs.size(), ctx.shard());
-  const auto out = ctx.output("cloth_target.h5");
+  const auto out = ctx.output();
   std::size_t total = 0;
   for (std::size_t k = range.begin; k < range.end; ++k)
     total += static_cast<std::size_t>(runs[k].frames);
@@ -673,7 +673,7 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
     return learn::Dataset{std::move(all.x), std::move(all.y)};
   };
   const learn::Dataset train = dataset(train_parts), test = dataset(test_parts);
-  const auto out = ctx.output("cloth_model.h5");
+  const auto out = ctx.output();
   spdlog::info("{} training pairs from {} sequences, {} test pairs from {} sequences", train.size(),
                model.train_sequences.size(), test.size(), model.test_sequences.size());
   if (train.size() == 0) throw RunError("train: no training pairs (need sequences of >= 3 frames)");
@@ -816,7 +816,7 @@ void run_upscale(app::Context& ctx, const ClothConfig& config, const std::string
       jobs.push_back({run_name(config.scene, k), miniature_params(runs[k], f), {}});
     }
   }
-  const auto out = ctx.output("cloth_upscaled.h5");
+  const auto out = ctx.output();
   if (ctx.dry_run()) {
     std::printf("would upscale %zu sequences by %s (factor %d) into %s\n", jobs.size(),
                 method.c_str(), f, out.c_str());
@@ -898,7 +898,7 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
     names = all;
   }
   for (const auto& n : names) expect_miniature_factor(cache.sequence(n), inputs[0], 1);
-  std::string prefix = ctx.output("cloth_eval").string();
+  std::string prefix = ctx.output().string();
   for (const char* ext : {".json", ".md"})
     if (prefix.size() > std::string(ext).size() && prefix.ends_with(ext))
       prefix.resize(prefix.size() - std::string(ext).size());

@@ -320,7 +320,7 @@ void run_simulate(app::Context& ctx) {
   if (p.motion.kind == "bvh")
     p.motion = load_chain_motion(c.motion_file.file, c.motion_file.root, c.motion_file.joints,
                                  c.motion_file.scale, c.motion_file.start, p.frame_rate, p.frames);
-  const auto out = ctx.output("flesh_train.h5");
+  const auto out = ctx.output();
   if (ctx.dry_run()) {
     std::printf("would simulate %d frames of a \"%s\" motion and write %s\n", p.frames,
                 p.motion.kind.c_str(), out.c_str());
@@ -351,7 +351,7 @@ void run_fit(app::Context& ctx) {
   if (inputs.empty())
     throw UsageError("-i/--input: give one or more caches with sequences \"" + c.target_sequence +
                      "\" and \"" + c.truth_sequence + "\"");
-  const auto out = ctx.output("springs.h5");
+  const auto out = ctx.output();
   // Checked before any work: the report must not replace an input or the cache.
   const auto rp = ctx.side_output(report_path(c.report, out), out, "/report");
   io::check_writable_directory(rp);
@@ -491,7 +491,7 @@ void run_apply(app::Context& ctx) {
   if (!springs_file || !anim_file)
     throw UsageError("-i/--input: give an animation cache (sequence \"" + c.target_sequence +
                      "\") and a springs cache (/springs/ks, from `spring-fit fit`)");
-  const auto out = ctx.output("spring_dynamic.h5");
+  const auto out = ctx.output();
   const auto rp = ctx.side_output(report_path(c.report, out), out, "/report");
   if (!c.truth_sequence.empty()) io::check_writable_directory(rp);
   io::CacheReader anim(*anim_file), springs_cache(*springs_file);

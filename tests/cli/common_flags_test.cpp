@@ -483,6 +483,11 @@ TEST_CASE(
     CHECK_MESSAGE(r.out.find(flag) == std::string::npos, flag);
   CHECK(r.out.find("--input") != std::string::npos);
   CHECK(r.out.find("--output") == std::string::npos);
+  // Where the output goes without -o, per command (the help did not say).
+  r = run_command(std::string(DATADYN_BIN_DIR) + "/spring-fit fit --help");
+  CHECK(r.out.find("default: springs.h5") != std::string::npos);
+  r = run_command(kCacheTool + " merge --help");
+  CHECK(r.out.find("for sequences; required") != std::string::npos);
   // info and check print; an -o was ignored.
   r = run_command(kCacheTool + " check -i " + out.string() + " -o " + (dir / "o.h5").string());
   CHECK(r.exit_code == 2);

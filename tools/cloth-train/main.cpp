@@ -13,19 +13,22 @@ int main(int argc, char** argv) {
   tool.command(
       "simulate", "Simulate the target cloth: one sequence per run of the variations",
       [&](app::Context& ctx) { cloth::run_simulate(ctx, config(ctx)); },
-      app::Splits{.shards = true, .inputs = false});
-  tool.command("train", "Train the upscaling network on target caches (-i) into a model (-o)",
-               [&](app::Context& ctx) { cloth::run_train(ctx, config(ctx)); });
+      app::Splits{.shards = true, .inputs = false, .output_default = "cloth_target.h5"});
+  tool.command(
+      "train", "Train the upscaling network on target caches (-i) into a model (-o)",
+      [&](app::Context& ctx) { cloth::run_train(ctx, config(ctx)); },
+      app::Splits{.output_default = "cloth_model.h5"});
   std::string method;
   tool.command(
           "upscale", "Simulate the miniature (or read one, second -i) and upscale it",
           [&](app::Context& ctx) { cloth::run_upscale(ctx, config(ctx), method); },
-          app::Splits{.shards = true})
+          app::Splits{.shards = true, .output_default = "cloth_upscaled.h5"})
       .add_option("--method", method,
                   "network | bilinear | biquadratic | bicubic (default: config upscale.method)")
       ->check(CLI::IsMember({"network", "bilinear", "biquadratic", "bicubic"}));
-  tool.command("evaluate",
-               "Errors and ms/frame against a target cache (-i target.h5 -i model.h5 ...)",
-               [&](app::Context& ctx) { cloth::run_evaluate(ctx, config(ctx)); });
+  tool.command(
+      "evaluate", "Errors and ms/frame against a target cache (-i target.h5 -i model.h5 ...)",
+      [&](app::Context& ctx) { cloth::run_evaluate(ctx, config(ctx)); },
+      app::Splits{.output_default = "cloth_eval"});
   return tool.run(argc, argv);
 }

@@ -22,7 +22,7 @@ int main(int argc, char** argv) {
         fluid::RunOptions run;
         run.frames = fluid::output_frames(params.scene, ctx.frames());
         run.threads = ctx.threads();
-        const auto out = ctx.output("db.h5");
+        const auto out = ctx.output();
         if (ctx.dry_run()) {
           std::printf("would write %zu of %zu simulations to %s\n%s", sims.size(), all.size(),
                       out.c_str(), fluid::database_plan(params, sims, run.frames).c_str());
@@ -35,6 +35,6 @@ int main(int argc, char** argv) {
         writer.commit();
         spdlog::info("wrote {} simulations to {}", sims.size(), out.string());
       },
-      app::Splits{.frames = true, .shards = true, .inputs = false});
+      app::Splits{.frames = true, .shards = true, .inputs = false, .output_default = "db.h5"});
   return tool.run(argc, argv);
 }

@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
             elastic::frames_to_write(config, selection ? &*selection : nullptr, ctx.shard());
         const auto note = [](const std::string& text) { spdlog::info("{}", text); };
         elastic::Scene scene = elastic::build_scene(config, ctx.config_source(), note);
-        const auto out = ctx.output("elastic.h5");
+        const auto out = ctx.output();
         if (ctx.dry_run()) {
           std::printf("would simulate %zu bodies to frame %lld and write %zu frames to %s\n",
                       scene.bodies.size(),
@@ -42,6 +42,6 @@ int main(int argc, char** argv) {
         if (!report.ok) throw RunError(report.message);
         spdlog::info("wrote {} frames to {}", report.frames_written, out.string());
       },
-      app::Splits{.frames = true, .shards = true, .inputs = false});
+      app::Splits{.frames = true, .shards = true, .inputs = false, .output_default = "elastic.h5"});
   return tool.run(argc, argv);
 }

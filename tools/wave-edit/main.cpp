@@ -17,7 +17,7 @@ int main(int argc, char** argv) {
         wave::EditRun run;
         run.config_source = ctx.config_source();
         run.database = ctx.input();
-        run.output = ctx.output("surface.h5");
+        run.output = ctx.output();
         run.report = ctx.side_output(report.empty() ? run.output.string() + ".report.json" : report,
                                      run.output, "--report");
         run.plot = ctx.side_output(plot.empty() ? run.output.string() + ".heights.svg" : plot,
@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
         run.provenance = ctx.provenance();
         wave::run_wave_edit(params, run);
       },
-      app::Splits{.frames = true, .shards = true});
+      app::Splits{.frames = true, .shards = true, .output_default = "surface.h5"});
   cli.add_option("--report", report, "Report JSON; default: <output>.report.json")
       ->type_name("FILE");
   cli.add_option("--plot", plot,
