@@ -29,6 +29,7 @@ struct LoadedSequence {
   double frame_rate = 0.0;
   std::vector<Points3> frames;
   std::vector<double> times;
+  std::vector<std::int64_t> numbers;  ///< the cache's frame numbers
   Triangles triangles;
   Points3 rest;
 };
@@ -77,6 +78,7 @@ LoadedSequence load_sequence(const io::CacheReader& cache, const std::string& na
     out.frames.push_back(std::move(p));
   }
   out.times = s.times();
+  out.numbers = s.frames();
   if (s.has("topology/triangles")) out.triangles = s.topology("triangles");
   if (s.has("rest/position")) out.rest = s.read_static<double>("rest/position").matrix();
   return out;
@@ -311,6 +313,8 @@ void read_apply_config(ConfigReader& r, ApplyConfig& c) {
     r.fail("output_sequence", "a sequence name (not empty, \".\" or \"..\", without '/')");
   r.get("truth_sequence", c.truth_sequence);
   r.get("subframes", c.subframes, in_range(1, 64));
+  r.get("reset_frames", c.reset_frames);
+  r.get("teleport_distance", c.teleport_distance, non_negative());
   r.get_output_file("report", c.report);
 }
 
@@ -475,6 +479,40 @@ void run_fit(app::Context& ctx) {
   spdlog::info("wrote {} and {}", out.string(), rp.string());
 }
 
+namespace {
+
+/// Frame indices where apply restarts the springs: the config's reset_frames (frame numbers of
+/// the target; `origin` names where the key was set) and the jumps over teleport_distance.
+std::vector<std::size_t> restart_frames(const ApplyConfig& c, const LoadedSequence& target,
+                                        const std::string& origin) {
+  std::vector<std::size_t> out;
+  for (const std::int64_t number : c.reset_frames) {
+    const auto it = std::find(target.numbers.begin(), target.numbers.end(), number);
+    if (it == target.numbers.end())
+      throw ConfigError(origin, "/reset_frames",
+                        "frame numbers of " + target.file + ": /sequences/" + target.name + " (" +
+                            std::to_string(target.numbers.front()) + " to " +
+                            std::to_string(target.numbers.back()) + ")",
+                        std::to_string(number));
+    out.push_back(static_cast<std::size_t>(it - target.numbers.begin()));
+  }
+  if (c.teleport_distance > 0.0)
+    for (const std::size_t f : jump_frames(target.frames, c.teleport_distance)) {
+      spdlog::debug(
+          "frame {}: a target point moved {:.4g} m since frame {} (teleport_distance "
+          "{:.4g} m)",
+          target.numbers[f], (target.frames[f] - target.frames[f - 1]).rowwise().norm().maxCoeff(),
+          target.numbers[f - 1], c.teleport_distance);
+      out.push_back(f);
+    }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  if (!out.empty() && out.front() == 0) out.erase(out.begin());  // frame 0 starts at rest anyway
+  return out;
+}
+
+}  // namespace
+
 void run_apply(app::Context& ctx) {
   const auto c = ctx.config<ApplyConfig>(read_apply_config);
   std::optional<std::filesystem::path> springs_file, anim_file;
@@ -507,13 +545,20 @@ void run_apply(app::Context& ctx) {
   if (!springs.ks.allFinite() || !springs.kd.allFinite() || springs.ks.minCoeff() < 0 ||
       springs.kd.minCoeff() < 0)
     throw IoError(springs_file->string() + ": /springs: expected finite ks, kd >= 0");
-  if (ctx.dry_run()) {
-    std::printf("would apply %ld springs to %zu frames (%d sub-frames) and write %s\n",
-                static_cast<long>(N), target.frames.size(), c.subframes, out.c_str());
-    return;
-  }
   SpringApplyOptions opt;
   opt.subframes = c.subframes;
+  opt.resets = restart_frames(c, target, ctx.config_origin("reset_frames"));
+  std::string restarts;  // frame numbers, for messages
+  for (const std::size_t f : opt.resets)
+    restarts += (restarts.empty() ? "" : ", ") + std::to_string(target.numbers[f]);
+  if (!restarts.empty()) spdlog::info("the springs restart at rest at frame(s) {}", restarts);
+  if (ctx.dry_run()) {
+    std::printf("would apply %ld springs to %zu frames (%d sub-frames)%s and write %s\n",
+                static_cast<long>(N), target.frames.size(), c.subframes,
+                restarts.empty() ? "" : (", restarting at frame(s) " + restarts).c_str(),
+                out.c_str());
+    return;
+  }
   const double dt = 1.0 / target.frame_rate;
   const auto r = spring_apply(target.frames, dt, springs, opt);
 
@@ -521,6 +566,12 @@ void run_apply(app::Context& ctx) {
   {
     auto& s = w.add_sequence(c.output_sequence, {target.frame_rate * c.subframes, 3});
     s.set_attribute("subframes", static_cast<std::int64_t>(c.subframes));
+    if (!opt.resets.empty()) {  // in the output's own frame numbers
+      std::vector<std::int64_t> numbers;
+      for (const std::size_t f : opt.resets)
+        numbers.push_back(static_cast<std::int64_t>(f) * c.subframes + 1);
+      s.set_attribute("reset_frames", numbers);
+    }
     if (target.rest.rows() == N) s.write_static("rest/position", io::view(target.rest));
     if (target.triangles.rows() > 0)
       s.write_static("topology/triangles", io::view(target.triangles));
@@ -531,9 +582,9 @@ void run_apply(app::Context& ctx) {
   w.commit();
 
   // Held-out evaluation when the animation carries its own ground truth.
+  const auto names = anim.sequence_names();  // by value: one vector for both iterators
   if (!c.truth_sequence.empty() &&
-      anim.sequence_names().end() !=
-          std::find(anim.sequence_names().begin(), anim.sequence_names().end(), c.truth_sequence)) {
+      std::find(names.begin(), names.end(), c.truth_sequence) != names.end()) {
     const LoadedSequence truth = load_sequence(anim, c.truth_sequence, "truth_sequence");
     check_pair(target, truth);
     double e_target = 0.0, e_springs = 0.0;
@@ -546,10 +597,13 @@ void run_apply(app::Context& ctx) {
     const double rms_t = std::sqrt(e_target / count), rms_s = std::sqrt(e_springs / count);
     spdlog::info("against {}: rms error {:.3e} m with the target alone, {:.3e} m with springs",
                  c.truth_sequence, rms_t, rms_s);
+    std::vector<std::int64_t> reset_numbers;
+    for (const std::size_t f : opt.resets) reset_numbers.push_back(target.numbers[f]);
     write_json(rp, {{"rms_target_m", rms_t},
                     {"rms_springs_m", rms_s},
                     {"frames", target.frames.size()},
                     {"vertices", N},
+                    {"reset_frames", reset_numbers},
                     {"provenance", app::provenance_json(ctx.provenance())}});
   }
 }

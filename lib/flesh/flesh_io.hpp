@@ -68,6 +68,11 @@ struct ApplyConfig {
   /// A ground-truth sequence to compare against if the input has it ("" to skip).
   std::string truth_sequence = "dynamic";
   int subframes = 1;
+  /// Frame numbers of the target sequence where the springs restart at rest on the target.
+  std::vector<std::int64_t> reset_frames;
+  /// Metres, >= 0: also restart where some target point moves farther than this in one frame
+  /// (a teleport); 0 = off.
+  double teleport_distance = 0.0;
   std::string report;  ///< "" = <output without .h5>.report.json (written only with a truth)
 };
 void read_apply_config(app::ConfigReader& r, ApplyConfig& c);

@@ -312,6 +312,14 @@ SpringApplyResult spring_apply(const std::vector<Points3>& targets, double dt,
   DATADYN_CHECK_EQ(springs.kd.size(), N);
   for (const auto& t : targets) DATADYN_CHECK_EQ(t.rows(), N);
   const int S = options.subframes;
+  // starts[f]: a clip starts at frame f (frame 0 and every reset).
+  std::vector<char> starts(F + 1, 0);
+  starts[0] = 1;
+  for (std::size_t i = 0; i < options.resets.size(); ++i) {
+    DATADYN_CHECK(options.resets[i] > 0 && options.resets[i] < F);
+    DATADYN_CHECK(i == 0 || options.resets[i] > options.resets[i - 1]);
+    starts[options.resets[i]] = 1;
+  }
 
   SpringApplyResult result;
   const std::size_t outputs = (F - 1) * static_cast<std::size_t>(S) + 1;
@@ -336,10 +344,30 @@ SpringApplyResult spring_apply(const std::vector<Points3>& targets, double dt,
     std::vector<double> y(static_cast<std::size_t>(3 * count), 0.0),
         yv(static_cast<std::size_t>(3 * count), 0.0);
     for (std::size_t n = 0; n + 1 < F; ++n) {
-      const double* prev = n > 0 ? targets[n - 1].data() : nullptr;
+      if (starts[n + 1]) {
+        // A cut: the sub-frames hold the state at frame n, frame n + 1 starts at rest.
+        const double* x0 = targets[n].data();
+        for (int j = 1; j < S; ++j) {
+          Points3& out =
+              result.positions[n * static_cast<std::size_t>(S) + static_cast<std::size_t>(j)];
+          for (Eigen::Index i = 0; i < count; ++i)
+            for (int c = 0; c < 3; ++c) {
+              const Eigen::Index k = 3 * (n0 + i) + c;
+              out.data()[k] = x0[k] + y[static_cast<std::size_t>(3 * i + c)];
+            }
+        }
+        Points3& out = result.positions[(n + 1) * static_cast<std::size_t>(S)];
+        const double* x1 = targets[n + 1].data();
+        for (Eigen::Index k = 3 * n0; k < 3 * (n0 + count); ++k) out.data()[k] = x1[k];
+        std::fill(y.begin(), y.end(), 0.0);
+        std::fill(yv.begin(), yv.end(), 0.0);
+        continue;
+      }
+      // Tangents are one-sided at the ends of a clip.
+      const double* prev = starts[n] ? nullptr : targets[n - 1].data();
       const double* x0 = targets[n].data();
       const double* x1 = targets[n + 1].data();
-      const double* next = n + 2 < F ? targets[n + 2].data() : nullptr;
+      const double* next = n + 2 < F && !starts[n + 2] ? targets[n + 2].data() : nullptr;
       for (int j = 1; j < S; ++j) {
         const double s = double(j) / S;
         Points3& out =
@@ -377,6 +405,15 @@ SpringApplyResult spring_apply(const std::vector<Points3>& targets, double dt,
   });
   if (progress) progress(F, F);
   return result;
+}
+
+std::vector<std::size_t> jump_frames(const std::vector<Points3>& targets, double distance) {
+  DATADYN_CHECK(distance > 0.0);
+  std::vector<std::size_t> out;
+  const double limit = distance * distance;
+  for (std::size_t f = 1; f < targets.size(); ++f)
+    if ((targets[f] - targets[f - 1]).rowwise().squaredNorm().maxCoeff() > limit) out.push_back(f);
+  return out;
 }
 
 double vertex_loss(const VertexTrack& track, const std::vector<double>& weights, double ks,

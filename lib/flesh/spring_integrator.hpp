@@ -87,7 +87,18 @@ struct SpringApplyOptions {
   int subframes = 1;
   /// Vertices per parallel chunk (fixed: results do not depend on the thread count).
   std::size_t grain = 256;
+  /// Frame indices (0 < f < F, ascending, no repeats) where the motion is cut (a camera cut, a
+  /// teleport): the springs restart there at rest on the target, as at frame 0, and each side
+  /// of the cut is a clip of its own (one-sided tangents at the cut, no cubic across it). The
+  /// sub-frames of the interval that ends at a cut repeat the state at its start: a renderer's
+  /// motion blur shows no streak across the jump.
+  std::vector<std::size_t> resets;
 };
+
+/// The frames (indices f >= 1, ascending) at which some point of `targets` moved more than
+/// `distance` metres from frame f - 1: the jumps a teleport or a cut in an animation makes.
+/// @param distance metres, > 0.
+std::vector<std::size_t> jump_frames(const std::vector<Points3>& targets, double distance);
 
 struct SpringApplyResult {
   /// (F - 1) subframes + 1 states of #N by 3 positions (metres), the first at frame 0.
@@ -97,9 +108,9 @@ struct SpringApplyResult {
 };
 
 /// Integrates every vertex's spring through the targets (eq. 4-13), starting at rest on the
-/// target (x = x̂, x' = x̂' at frame 0), and returns positions at the frame (and sub-frame)
-/// times. Parallel over fixed chunks of vertices; within a chunk the frames run outer and the
-/// vertices inner (contiguous rows), so the loop vectorises.
+/// target (x = x̂, x' = x̂' at frame 0 and at every reset), and returns positions at the frame
+/// (and sub-frame) times. Parallel over fixed chunks of vertices; within a chunk the frames run
+/// outer and the vertices inner (contiguous rows), so the loop vectorises.
 /// @param targets F >= 2 frames of #N by 3 positions (metres), spaced dt apart.
 /// @param dt frame interval (s), > 0.
 /// @param springs #N ks, kd.

@@ -416,3 +416,72 @@ TEST_CASE("spring-fit: simulate a rigged mesh from a file, tetrahedralised, with
   CHECK(r.err.find("--set body.mesh: /body/mesh: expected an existing file") != std::string::npos);
   CHECK(!std::filesystem::exists(dir / "x.h5"));
 }
+
+TEST_CASE("spring-fit: apply restarts the springs at a teleport or a listed frame") {
+  TempDir dir;
+  // Five points swaying along x at 30 fps (frames 1-30), teleported 10 m along x at frame 16.
+  {
+    datadyn::io::CacheWriter w(dir / "anim.h5", {"test", "test", "{}", ""});
+    auto& s = w.add_sequence("quasistatic", {30.0, 3});
+    for (int f = 0; f < 30; ++f) {
+      datadyn::Points3 p = datadyn::Points3::Zero(5, 3);
+      for (int i = 0; i < 5; ++i)
+        p.row(i) << 0.1 * std::sin(0.2 * f + i) + (f >= 15 ? 10 : 0), i, 0;
+      s.append_frame(f + 1, f / 30.0, {{"points/position", datadyn::io::view(p)}});
+    }
+    w.commit();
+    datadyn::io::CacheWriter springs(dir / "springs.h5", {"test", "test", "{}", ""});
+    const Eigen::VectorXd ks = Eigen::VectorXd::Constant(5, 50.0);
+    const Eigen::VectorXd kd = Eigen::VectorXd::Constant(5, 1.0);
+    springs.write_array("/springs/ks", datadyn::io::view(ks));
+    springs.write_array("/springs/kd", datadyn::io::view(kd));
+    springs.commit();
+  }
+  const std::string apply = kSpringFit + " apply -i " + (dir / "anim.h5").string() + " -i " +
+                            (dir / "springs.h5").string();
+  const auto frame = [&](const std::string& file, std::size_t index) {
+    return datadyn::io::CacheReader(dir / file).sequence("dynamic").positions(index);
+  };
+  const auto target = datadyn::io::CacheReader(dir / "anim.h5").sequence("quasistatic");
+
+  auto r = run_command(apply + " -o " + (dir / "free.h5").string());
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  // Unaware of the teleport, the spring is thrown metres off its target after the jump.
+  CHECK((frame("free.h5", 16) - target.positions(16)).rowwise().norm().maxCoeff() > 1.0);
+
+  r = run_command(apply + " --set teleport_distance=1 -o " + (dir / "tele.h5").string());
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("the springs restart at rest at frame(s) 16") != std::string::npos);
+  CHECK(frame("tele.h5", 15) == target.positions(15));  // frame 16: at rest on the target
+  CHECK((frame("tele.h5", 16) - target.positions(16)).rowwise().norm().maxCoeff() < 0.05);
+  const auto attrs = datadyn::io::CacheReader(dir / "tele.h5").sequence("dynamic").attributes();
+  CHECK(std::get<std::vector<std::int64_t>>(attrs.at("reset_frames")) ==
+        std::vector<std::int64_t>{16});
+  // Up to frame 14 the run is the free one; frame 15 ends on a one-sided tangent, which no
+  // longer sees the jump.
+  for (std::size_t f = 0; f < 14; ++f) CHECK(frame("tele.h5", f) == frame("free.h5", f));
+  CHECK(frame("tele.h5", 14) != frame("free.h5", 14));
+
+  // The same cut listed by frame number gives the same bytes of positions.
+  r = run_command(apply + " -q --set reset_frames=[16] -o " + (dir / "listed.h5").string());
+  REQUIRE(r.exit_code == 0);
+  for (std::size_t f = 0; f < 30; ++f) CHECK(frame("listed.h5", f) == frame("tele.h5", f));
+
+  r = run_command(apply + " --dry-run --set teleport_distance=1 -o " + (dir / "d.h5").string());
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("restarting at frame(s) 16 and write") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir / "d.h5"));
+
+  // A frame the sequence does not have: a config error naming key, value and the frames there.
+  r = run_command(apply + " -q --set reset_frames=[16,31] -o " + (dir / "bad.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--set reset_frames: /reset_frames: expected frame numbers of") !=
+        std::string::npos);
+  CHECK(r.err.find("/sequences/quasistatic (1 to 30), got 31") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir / "bad.h5"));
+  r = run_command(apply + " -q --set teleport_distance=-1 -o " + (dir / "bad.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/teleport_distance") != std::string::npos);
+}

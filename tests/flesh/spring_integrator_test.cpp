@@ -344,3 +344,57 @@ TEST_CASE("hermite coefficients interpolate with central and one-sided differenc
   CHECK((3 * h0.q + 2 * h0.a + h0.b - h1.b).norm() < 1e-15);
   CHECK((3 * h2.q + 2 * h2.a + h2.b)[0] == doctest::Approx(4.5 - 2.0));  // one-sided m1
 }
+
+TEST_CASE("a reset restarts the springs: each side of a cut is a clip of its own") {
+  // Three vertices on a smooth path with a 5 m teleport at frame 8. Resets at 8, at 14 and 15
+  // (a clip of one frame) and at the last frame.
+  const std::size_t F = 20;
+  std::vector<Points3> targets;
+  for (std::size_t f = 0; f < F; ++f) {
+    Points3 p(3, 3);
+    for (int i = 0; i < 3; ++i)
+      p.row(i) << std::sin(0.3 * double(f) + i), 0.05 * double(f * f) / 20.0, 0.1 * i;
+    if (f >= 8) p.col(0).array() += 5.0;
+    targets.push_back(p);
+  }
+  const double dt = 1.0 / 24.0;
+  const Springs s{Eigen::Vector3d(40.0, 900.0, 1e-3), Eigen::Vector3d(2.0, 30.0, 0.0)};
+  SpringApplyOptions opt;
+  opt.subframes = 3;
+  opt.resets = {8, 14, 15, 19};
+  const auto r = spring_apply(targets, dt, s, opt);
+  REQUIRE(r.positions.size() == (F - 1) * 3 + 1);
+  const auto clip = [&](std::size_t b, std::size_t e) {
+    return spring_apply(std::vector<Points3>(targets.begin() + long(b), targets.begin() + long(e)),
+                        dt, s, {3, 256, {}});
+  };
+  // Equal to the bit: a clip runs the same operations in the same order as a run of its own.
+  for (const auto& [b, e] : {std::pair<std::size_t, std::size_t>{0, 8}, {8, 14}, {15, 19}}) {
+    INFO("clip " << b << " to " << e);
+    const auto c = clip(b, e);
+    for (std::size_t k = 0; k < c.positions.size(); ++k)
+      CHECK(r.positions[3 * b + k] == c.positions[k]);
+  }
+  // Sub-frames before a cut hold the state at its start; a cut frame is on its target.
+  for (const std::size_t f : {std::size_t{7}, std::size_t{13}, std::size_t{14}, std::size_t{18}})
+    for (std::size_t j = 1; j < 3; ++j) CHECK(r.positions[3 * f + j] == r.positions[3 * f]);
+  for (const std::size_t f : opt.resets) CHECK(r.positions[3 * f] == targets[f]);
+  // Without the reset the teleport throws the soft spring far off its target.
+  const auto free_run = spring_apply(targets, dt, s, {3, 256, {}});
+  CHECK((free_run.positions[3 * 9] - targets[9]).rowwise().norm().maxCoeff() > 0.5);
+  CHECK((r.positions[3 * 9] - targets[9]).rowwise().norm().maxCoeff() < 0.05);
+}
+
+TEST_CASE("jump frames are where some point moves farther than the distance in one frame") {
+  std::vector<Points3> targets;
+  for (int f = 0; f < 10; ++f) {
+    targets.push_back(Points3::Zero(4, 3));
+    targets.back().col(0).setConstant(0.01 * f);  // 1 cm per frame along x
+  }
+  for (int f = 5; f < 10; ++f) targets[std::size_t(f)](2, 1) += 0.3;  // one point, at frame 5
+  // That point moves sqrt(0.01^2 + 0.3^2) = 0.300167 m from frame 4 to 5.
+  CHECK(jump_frames(targets, 0.3002).empty());
+  CHECK(jump_frames(targets, 0.3001) == std::vector<std::size_t>{5});
+  CHECK(jump_frames(targets, 0.0099).size() == 9);
+  CHECK(jump_frames(targets, 0.011) == std::vector<std::size_t>{5});
+}
