@@ -18,4 +18,4 @@ mkdir -p "$out/frames"
 "$bin/mesh-export" -q -i "$out/surface.h5" --frames 1-46x5 -o "$out/frames/surface.####.vdb"
 "$bin/mesh-export" -q -i "$out/surface.h5" --frames 1-46x5 -o "$out/frames/water.####.obj"
 echo "water demo: $out/surface.h5 -> $out/frames/ (VDB level sets and OBJ meshes)," \
-     "report $out/surface.h5.report.json, picture $out/surface.h5.heights.svg"
+     "report $out/surface.report.json, picture $out/surface.heights.svg"

@@ -12,4 +12,4 @@ mkdir -p "$out/frames"
 "$bin/mesh-export" -i "$out/surface.h5" -o "$out/frames/surface.####.vdb"
 "$bin/mesh-export" -i "$out/surface.h5" -o "$out/frames/water.####.obj"
 echo "water: $out/surface.h5, $out/frames/surface.####.vdb, $out/frames/water.####.obj," \
-     "report $out/surface.h5.report.json, picture $out/surface.h5.heights.svg"
+     "report $out/surface.report.json, picture $out/surface.heights.svg"

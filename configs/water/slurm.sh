@@ -62,8 +62,8 @@ edit=$(submit --job-name=wave-edit --dependency=afterok:"$db_merge" --array=1-"$
 edit_merge=$(submit --job-name=merge-surface --dependency=afterok:"$edit" \
   -o "$out/logs/merge-surface.log" -- \
   "$bin/dd-cache" merge -q "$(parts surface)" -o "$out/surface.h5" \
-  "&& cp $out/parts/surface.1.h5.report.json $out/surface.h5.report.json" \
-  "&& cp $out/parts/surface.1.h5.heights.svg $out/surface.h5.heights.svg")
+  "&& cp $out/parts/surface.1.report.json $out/surface.report.json" \
+  "&& cp $out/parts/surface.1.heights.svg $out/surface.heights.svg")
 vdb=$(submit --job-name=mesh-export --dependency=afterok:"$edit_merge" --array=1-"$tasks" \
   -o "$out/logs/mesh-export.%a.log" -- \
   "$bin/mesh-export" -q -i "$out/surface.h5" --shard "$task/$tasks" \

@@ -19,6 +19,7 @@
 #include "core/parallel.hpp"
 #include "io/atomic_file.hpp"
 #include "io/cache.hpp"
+#include "io/path_template.hpp"
 
 namespace datadyn::cloth {
 namespace {
@@ -696,7 +697,7 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
   };
   // Checkpoints: the best weights so far and the training state (/checkpoint), atomically
   // replaced, beside the output; train.resume goes on from there.
-  const auto checkpoint_path = std::filesystem::path(out.string() + ".checkpoint.h5");
+  const auto checkpoint_path = io::sidecar(out, ".checkpoint.h5");
   if (config.train.checkpoint_every > 0)
     ctx.refuse_input(checkpoint_path, "train.checkpoint_every (the checkpoint beside -o)");
   auto checkpoint = [&](const learn::TrainResult& r) {

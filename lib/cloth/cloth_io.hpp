@@ -43,7 +43,7 @@ struct ClothConfig {
   /// corrector of the miniature before bicubic upsampling, see correct_miniature)
   std::string train_miniature = "dsds";
   double test_fraction = 0.2;  ///< share of sequences held out for the test loss (sec. 5)
-  bool resume = false;         ///< train: go on from <output>.checkpoint.h5 if it exists
+  bool resume = false;  ///< train: go on from <output without .h5>.checkpoint.h5 if it exists
   std::string upscale_method = "network";  ///< network | bilinear | biquadratic | bicubic
   int timing_frames = 30;  ///< evaluate: frames of the target simulation timed per sequence
 };

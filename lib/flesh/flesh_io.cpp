@@ -11,6 +11,7 @@
 #include "flesh/skinned_body.hpp"
 #include "io/atomic_file.hpp"
 #include "io/cache.hpp"
+#include "io/path_template.hpp"
 #include "io/tetrahedralize.hpp"
 
 namespace datadyn::flesh {
@@ -115,9 +116,7 @@ void write_points_sequence(io::CacheWriter& w, const std::string& name, double f
 std::filesystem::path report_path(const std::string& configured,
                                   const std::filesystem::path& output) {
   if (!configured.empty()) return configured;
-  std::filesystem::path p = output;
-  p.replace_extension(".report.json");
-  return p;
+  return io::sidecar(output, ".report.json");
 }
 
 void write_json(const std::filesystem::path& path, const json& j) {

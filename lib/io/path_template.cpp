@@ -108,4 +108,10 @@ std::filesystem::path replace_extension(const std::filesystem::path& path,
   return p;
 }
 
+std::filesystem::path sidecar(const std::filesystem::path& path, const std::string& suffix) {
+  std::string s = path.string();
+  if (path.has_stem() && path.extension() == ".h5") s.resize(s.size() - 3);
+  return s + suffix;
+}
+
 }  // namespace datadyn::io

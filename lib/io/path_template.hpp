@@ -32,4 +32,10 @@ std::filesystem::path expand_sequence(const std::filesystem::path& path,
 std::filesystem::path replace_extension(const std::filesystem::path& path,
                                         const std::string& extension);
 
+/// A side file of the cache `path`: `path` without a final `.h5`, then `suffix`
+/// (`out/springs.h5`, `.report.json` -> `out/springs.report.json`; `out/run.v2` ->
+/// `out/run.v2.report.json`). Every tool names its reports, pictures, checkpoints and feature
+/// caches this way.
+std::filesystem::path sidecar(const std::filesystem::path& path, const std::string& suffix);
+
 }  // namespace datadyn::io

@@ -26,7 +26,7 @@ struct EditParams {
   std::vector<double> grid_min, grid_max;  ///< metres, [x, y]; empty: the particles' bounds
   double influence_radius = 2.1;           ///< r_e in l0 (MPS's density radius)
   double iso_fraction = 0.5;  ///< surface at this fraction of the bulk density π r_e²/l0²
-  std::string features;       ///< features cache; "": <database>.features.h5
+  std::string features;       ///< features cache; "": <database without .h5>.features.h5
 
   // The edit (section 5).
   // The defaults are configs/water/edit.json's: a crest rising toward the middle of the front,

@@ -156,7 +156,7 @@ TEST_CASE("cloth-train: training resumed from its checkpoint ends with the unint
   const auto part = (dir / "part.h5").string();
   r = run_command(train + " --set train.max_epochs=2 -o " + part);
   REQUIRE(r.exit_code == 0);
-  REQUIRE(std::filesystem::exists(part + ".checkpoint.h5"));
+  REQUIRE(std::filesystem::exists(dir / "part.checkpoint.h5"));
   r = run_command(train + " --set train.resume=true --log-level info -o " + part);
   REQUIRE(r.exit_code == 0);
   // Training from scratch would end with the same model: the log shows it did resume.

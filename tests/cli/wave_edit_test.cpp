@@ -72,7 +72,7 @@ TEST_CASE("wave-edit: picks the simulations whose heights match the curve, write
   REQUIRE(r.exit_code == 0);
   // Targets 0.12, 0.17, 0.22, 0.17, 0.12 against heights 0.1, 0.15, 0.2, 0.25 (minus the surface
   // sitting between lattice rows: within a few mm): with alpha 1 each slice takes its nearest.
-  const auto report = nlohmann::json::parse(std::ifstream(out.string() + ".report.json"));
+  const auto report = nlohmann::json::parse(std::ifstream(dir / "surface.report.json"));
   std::vector<int> picked;
   for (const auto& s : report["slices"]) picked.push_back(s["optimal"]["index"]);
   CHECK(picked == std::vector<int>{0, 1, 2, 1, 0});
@@ -81,7 +81,7 @@ TEST_CASE("wave-edit: picks the simulations whose heights match the curve, write
         std::string::npos);
   CHECK(report["objective"]["optimal"].get<double>() >=
         report["objective"]["greedy"].get<double>() - 1e-12);
-  CHECK(std::filesystem::file_size(out.string() + ".heights.svg") > 500);
+  CHECK(std::filesystem::file_size(dir / "surface.heights.svg") > 500);
 
   datadyn::io::CacheReader cache(out);
   const auto s = cache.sequence("surface");
@@ -147,7 +147,7 @@ TEST_CASE("wave-edit: a drawn SVG gives the targets, and drawings it cannot read
     const auto r = edit(svg);
     INFO(svg, r.err);
     REQUIRE(r.exit_code == 0);
-    const auto report = nlohmann::json::parse(std::ifstream(dir / "s.h5.report.json"));
+    const auto report = nlohmann::json::parse(std::ifstream(dir / "s.report.json"));
     std::vector<int> picked;
     for (const auto& sl : report["slices"]) picked.push_back(sl["optimal"]["index"]);
     CHECK(picked == std::vector<int>{0, 1, 2, 1, 0});
@@ -220,7 +220,7 @@ TEST_CASE("wave-edit: bad databases and bad edits are clear errors that write no
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("far.json: /target: expected heights within the database's range") !=
         std::string::npos);
-  CHECK_FALSE(std::filesystem::exists(dir / "db.h5.features.h5"));
+  CHECK_FALSE(std::filesystem::exists(dir / "db.features.h5"));
   r = edit("far.json", "", "y.h5");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("outside") != std::string::npos);
@@ -254,7 +254,7 @@ TEST_CASE("wave-edit: bad databases and bad edits are clear errors that write no
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("--set features: /features: " + (dir / "db.h5").string() +
                    " is also an input, which it would overwrite") != std::string::npos);
-  r = edit("edit.json", " --report " + (dir / "db.h5.features.h5").string(), "w.h5");
+  r = edit("edit.json", " --report " + (dir / "db.features.h5").string(), "w.h5");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("is also the features cache") != std::string::npos);
   // A drawn curve the config names that is not there: a config error, before the database is read.
@@ -277,8 +277,8 @@ TEST_CASE("wave-edit: bad databases and bad edits are clear errors that write no
   r = edit("edit.json", " --report " + (dir / "v.h5").string(), "v.h5");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("v.h5 is also the output, which it would replace") != std::string::npos);
-  for (const char* name : {"x.h5", "y.h5", "z.h5", "w.h5", "w.h5.report.json", "w.h5.heights.svg",
-                           "v.h5", "v.h5.report.json", "v.h5.heights.svg"})
+  for (const char* name : {"x.h5", "y.h5", "z.h5", "w.h5", "w.report.json", "w.heights.svg", "v.h5",
+                           "v.report.json", "v.heights.svg"})
     CHECK_FALSE(std::filesystem::exists(dir / name));
   CHECK(datadyn::io::CacheReader(dir / "db.h5").sequence_names().size() == 3);
 }
@@ -298,7 +298,7 @@ TEST_CASE("wave-edit on an mps-gen dam-break database: H_n grows with the column
                     " --set target.tolerance=1 --frames 1 -o " + (dir / "s.h5").string());
     INFO("s = " << s << ": " << r.err);
     REQUIRE(r.exit_code == 0);
-    const auto report = nlohmann::json::parse(std::ifstream((dir / "s.h5.report.json").string()));
+    const auto report = nlohmann::json::parse(std::ifstream((dir / "s.report.json").string()));
     const std::vector<double> h = report["heights_at_cross_section"];
     REQUIRE(h.size() == 3);
     CHECK(h[0] < h[1]);
@@ -319,8 +319,7 @@ TEST_CASE("wave-edit's built-in edit runs on mps-gen's built-in database") {
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(r.err.find("clamped") == std::string::npos);  // the whole curve within the range
-  const auto report =
-      nlohmann::json::parse(std::ifstream((dir / "surface.h5.report.json").string()));
+  const auto report = nlohmann::json::parse(std::ifstream((dir / "surface.report.json").string()));
   const std::vector<double> range = report["database_height_range"];
   for (const auto& slice : report["slices"]) {
     CHECK(slice["target"].get<double>() >= range[0]);

@@ -34,3 +34,11 @@ TEST_CASE("path templates: frame token insertion, sequences, extensions") {
   CHECK(expand_sequence("out/body", "cloth", true) == "out/body_cloth");
   CHECK(replace_extension("out/body.pc2", ".obj") == "out/body.obj");
 }
+
+TEST_CASE("side files are named after the cache without its .h5") {
+  CHECK(sidecar("out/springs.h5", ".report.json") == "out/springs.report.json");
+  CHECK(sidecar("parts/surface.1.h5", ".heights.svg") == "parts/surface.1.heights.svg");
+  CHECK(sidecar("out/run.v2", ".report.json") == "out/run.v2.report.json");  // only .h5 goes
+  CHECK(sidecar("model", ".checkpoint.h5") == "model.checkpoint.h5");
+  CHECK(sidecar("out/.h5", ".report.json") == "out/.h5.report.json");  // a hidden name, no stem
+}

@@ -4,6 +4,7 @@
 
 #include "app/tool.hpp"
 #include "io/atomic_file.hpp"
+#include "io/path_template.hpp"
 #include "wave/wave_io.hpp"
 
 int main(int argc, char** argv) {
@@ -18,15 +19,18 @@ int main(int argc, char** argv) {
         run.config_source = ctx.config_source();
         run.database = ctx.input();
         run.output = ctx.output();
-        run.report = ctx.side_output(report.empty() ? run.output.string() + ".report.json" : report,
+        run.report = ctx.side_output(report.empty() ? io::sidecar(run.output, ".report.json")
+                                                    : std::filesystem::path(report),
                                      run.output, "--report");
-        run.plot = ctx.side_output(plot.empty() ? run.output.string() + ".heights.svg" : plot,
-                                   run.output, "--plot");
+        run.plot = ctx.side_output(
+            plot.empty() ? io::sidecar(run.output, ".heights.svg") : std::filesystem::path(plot),
+            run.output, "--plot");
         // The features cache is rewritten when it does not match: it must not be an input, the
         // output, the report or the picture (features = the database destroyed it).
-        run.features = ctx.side_output(
-            params.features.empty() ? run.database.string() + ".features.h5" : params.features,
-            run.output, ctx.config_origin("features") + ": /features");
+        run.features =
+            ctx.side_output(params.features.empty() ? io::sidecar(run.database, ".features.h5")
+                                                    : std::filesystem::path(params.features),
+                            run.output, ctx.config_origin("features") + ": /features");
         if (io::same_file(run.plot, run.report))
           throw UsageError("--plot: " + run.plot.string() +
                            " is also the report; give another file");
@@ -41,10 +45,11 @@ int main(int argc, char** argv) {
         wave::run_wave_edit(params, run);
       },
       app::Splits{.frames = true, .shards = true, .output_default = "surface.h5"});
-  cli.add_option("--report", report, "Report JSON; default: <output>.report.json")
+  cli.add_option("--report", report, "Report JSON; default: <output without .h5>.report.json")
       ->type_name("FILE");
-  cli.add_option("--plot", plot,
-                 "Picture of target and achieved heights (SVG); default: <output>.heights.svg")
+  cli.add_option(
+         "--plot", plot,
+         "Picture of target and achieved heights (SVG); default: <output without .h5>.heights.svg")
       ->type_name("FILE");
   return tool.run(argc, argv);
 }
