@@ -110,6 +110,10 @@ const json* find(const json& doc, const std::string& pointer) {
 
 }  // namespace
 
+std::string counted(std::size_t n, const std::string& one, const std::string& many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
 std::string nearest_of(const std::string& word, const std::vector<std::string>& known,
                        const std::string& what) {
   std::string best, all;

@@ -44,6 +44,9 @@ using json = nlohmann::json;
 std::string nearest_of(const std::string& word, const std::vector<std::string>& known,
                        const std::string& what);
 
+/// "1 body", "0 bodies", "3 bodies": a count and its noun, for messages.
+std::string counted(std::size_t n, const std::string& one, const std::string& many);
+
 /// A check on a number: what it accepts, in words for the error message.
 struct Range {
   std::optional<double> min, max;

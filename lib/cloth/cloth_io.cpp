@@ -675,8 +675,9 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
   };
   const learn::Dataset train = dataset(train_parts), test = dataset(test_parts);
   const auto out = ctx.output();
-  spdlog::info("{} training pairs from {} sequences, {} test pairs from {} sequences", train.size(),
-               model.train_sequences.size(), test.size(), model.test_sequences.size());
+  spdlog::info("{} training pairs from {}, {} test pairs from {}", train.size(),
+               app::counted(model.train_sequences.size(), "sequence", "sequences"), test.size(),
+               app::counted(model.test_sequences.size(), "sequence", "sequences"));
   if (train.size() == 0) throw RunError("train: no training pairs (need sequences of >= 3 frames)");
   if (ctx.dry_run()) {
     std::string layers = "36";
@@ -819,8 +820,9 @@ void run_upscale(app::Context& ctx, const ClothConfig& config, const std::string
   }
   const auto out = ctx.output();
   if (ctx.dry_run()) {
-    std::printf("would upscale %zu sequences by %s (factor %d) into %s\n", jobs.size(),
-                method.c_str(), f, out.c_str());
+    std::printf("would upscale %s by %s (factor %d) into %s\n",
+                app::counted(jobs.size(), "sequence", "sequences").c_str(), method.c_str(), f,
+                out.c_str());
     return;
   }
   io::CacheWriter writer(out, ctx.provenance());
@@ -906,8 +908,10 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
   for (const char* ext : {".json", ".md", "_loss.svg"})
     ctx.refuse_input(prefix + ext, "-o/--output (the report " + prefix + ext + ")");
   if (ctx.dry_run()) {
-    std::printf("would evaluate %zu models on %zu sequences into %s.json, %s.md\n", models.size(),
-                names.size(), prefix.c_str(), prefix.c_str());
+    std::printf("would evaluate %s on %s into %s.json, %s.md\n",
+                app::counted(models.size(), "model", "models").c_str(),
+                app::counted(names.size(), "sequence", "sequences").c_str(), prefix.c_str(),
+                prefix.c_str());
     return;
   }
   const std::vector<std::string> methods{"bilinear", "biquadratic", "bicubic", "network"};

@@ -481,8 +481,9 @@ Scene build_scene(const SceneConfig& config, const std::string& source, const No
     const Body& b = scene.bodies.back();
     if (note) {
       note("body '" + b.name + "': " + std::to_string(b.particle_count()) + " particles, " +
-           std::to_string(b.tets.rows()) + " tets, " + std::to_string(b.example_count()) +
-           " examples, " + std::to_string(b.group_count()) + " groups, " +
+           std::to_string(b.tets.rows()) + " tets, " +
+           app::counted(static_cast<std::size_t>(b.example_count()), "example", "examples") + ", " +
+           app::counted(static_cast<std::size_t>(b.group_count()), "group", "groups") + ", " +
            std::to_string(b.pinned.size()) + " pinned");
       for (int g = 0; g < b.group_count(); ++g)
         if (b.examples.condition[static_cast<std::size_t>(g)] > 1e10)

@@ -379,8 +379,9 @@ void run_fit(app::Context& ctx) {
                               " (the vertex count of " + inputs[0].string() + ")",
                           std::to_string(c.shared_regions[r][k]));
   if (ctx.dry_run()) {
-    std::printf("would fit %ld springs to %zu sequence(s) and write %s\n",
-                static_cast<long>(targets[0].frames[0].rows()), targets.size(), out.c_str());
+    std::printf("would fit %ld springs to %s and write %s\n",
+                static_cast<long>(targets[0].frames[0].rows()),
+                app::counted(targets.size(), "sequence", "sequences").c_str(), out.c_str());
     return;
   }
   std::vector<FitSequence> seqs;
@@ -552,10 +553,11 @@ void run_apply(app::Context& ctx) {
     restarts += (restarts.empty() ? "" : ", ") + std::to_string(target.numbers[f]);
   if (!restarts.empty()) spdlog::info("the springs restart at rest at frame(s) {}", restarts);
   if (ctx.dry_run()) {
-    std::printf("would apply %ld springs to %zu frames (%d sub-frames)%s and write %s\n",
-                static_cast<long>(N), target.frames.size(), c.subframes,
-                restarts.empty() ? "" : (", restarting at frame(s) " + restarts).c_str(),
-                out.c_str());
+    std::printf(
+        "would apply %ld springs to %zu frames (%s)%s and write %s\n", static_cast<long>(N),
+        target.frames.size(),
+        app::counted(static_cast<std::size_t>(c.subframes), "sub-frame", "sub-frames").c_str(),
+        restarts.empty() ? "" : (", restarting at frame(s) " + restarts).c_str(), out.c_str());
     return;
   }
   const double dt = 1.0 / target.frame_rate;

@@ -323,3 +323,9 @@ TEST_CASE("config: --set empties a list of objects with [], and nothing else rep
         "bodies.0.<key>=...), got \"[{\"alpha\": 5}]\"");
   CHECK(error_of("{}", {"bodies=x"}).find("expected [] for an empty list") != std::string::npos);
 }
+
+TEST_CASE("config: counts in messages take the noun's number") {
+  CHECK(datadyn::app::counted(1, "body", "bodies") == "1 body");
+  CHECK(datadyn::app::counted(0, "body", "bodies") == "0 bodies");
+  CHECK(datadyn::app::counted(12, "file", "files") == "12 files");
+}

@@ -312,3 +312,13 @@ TEST_CASE("sm-example-sim: the same bytes for --threads 1 and 2, and shards of t
   CHECK(a.read_frame<float>("points/position", 15).data ==
         b.read_frame<float>("points/position", 5).data);
 }
+
+TEST_CASE("sm-example-sim: a dry run says what it would do, in words for one or many") {
+  TempDir dir;
+  const auto r = run_command(kSim + " --dry-run --frames 1-3 -o " + (dir / "b.h5").string());
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("would simulate 1 body to frame 3 and write 3 frames to ") != std::string::npos);
+  CHECK(r.err.find("1 example, 1 group, 0 pinned") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir / "b.h5"));
+}

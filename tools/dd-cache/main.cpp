@@ -49,8 +49,10 @@ int main(int argc, char** argv) {
           for (const auto& in : ctx.inputs())
             sequences += datadyn::io::CacheReader(in).sequence_names().size();
           datadyn::io::check_writable_directory(out);
-          std::printf("would merge %zu caches (%zu sequences in all) into %s\n",
-                      ctx.inputs().size(), sequences, out.c_str());
+          std::printf("would merge %s (%s in all) into %s\n",
+                      datadyn::app::counted(ctx.inputs().size(), "cache", "caches").c_str(),
+                      datadyn::app::counted(sequences, "sequence", "sequences").c_str(),
+                      out.c_str());
           return;
         }
         const auto r = datadyn::io::merge_caches(
@@ -59,8 +61,10 @@ int main(int argc, char** argv) {
               return datadyn::app::merged_command_line(shard_line, out.string());
             },
             datadyn::app::check_interrupted);
-        spdlog::info("merged {} caches into {}: {} sequences, {} frames ({} split)",
-                     ctx.inputs().size(), out.string(), r.sequences, r.frames, r.split_sequences);
+        spdlog::info("merged {} into {}: {}, {} ({} split)",
+                     datadyn::app::counted(ctx.inputs().size(), "cache", "caches"), out.string(),
+                     datadyn::app::counted(r.sequences, "sequence", "sequences"),
+                     datadyn::app::counted(r.frames, "frame", "frames"), r.split_sequences);
         for (const auto& gap : r.gaps)
           spdlog::warn("{}: /sequences/{} (a shard missing or cut short?)", out.string(), gap);
       },

@@ -21,7 +21,9 @@ int main(int argc, char** argv) {
         auto note = [](const std::string& text) { spdlog::info("{}", text); };
         if (params.dry_run) {
           const auto plan = io::export_cache(params, provenance, {}, note);
-          std::printf("would write %zu files (%zu frames):\n", plan.files.size(), plan.frames);
+          std::printf("would write %s (%s):\n",
+                      app::counted(plan.files.size(), "file", "files").c_str(),
+                      app::counted(plan.frames, "frame", "frames").c_str());
           for (const auto& f : plan.files) std::printf("%s\n", f.c_str());
           return;
         }
@@ -32,7 +34,8 @@ int main(int argc, char** argv) {
         app::Progress progress("frame", plan.frames);
         const auto result = io::export_cache(params, provenance, progress.callback(), note);
         progress.finish();
-        spdlog::info("wrote {} files ({} frames)", result.files.size(), result.frames);
+        spdlog::info("wrote {} ({})", app::counted(result.files.size(), "file", "files"),
+                     app::counted(result.frames, "frame", "frames"));
       },
       app::Splits{.frames = true, .shards = true});
   app::add_mesh_export_flags(cli, flags);
