@@ -314,6 +314,9 @@ void read_apply_config(ConfigReader& r, ApplyConfig& c) {
   r.get("subframes", c.subframes, in_range(1, 64));
   r.get("reset_frames", c.reset_frames);
   r.get("teleport_distance", c.teleport_distance, non_negative());
+  r.get("amount", c.amount, in_range(0.0, 100.0));
+  r.get("stiffness_scale", c.stiffness_scale, in_range(1e-6, 1e6));
+  r.get("damping_scale", c.damping_scale, in_range(0.0, 1e6));
   r.get_output_file("report", c.report);
 }
 
@@ -545,8 +548,11 @@ void run_apply(app::Context& ctx) {
   if (!springs.ks.allFinite() || !springs.kd.allFinite() || springs.ks.minCoeff() < 0 ||
       springs.kd.minCoeff() < 0)
     throw IoError(springs_file->string() + ": /springs: expected finite ks, kd >= 0");
+  springs.ks *= c.stiffness_scale;
+  springs.kd *= c.damping_scale;
   SpringApplyOptions opt;
   opt.subframes = c.subframes;
+  opt.amount = c.amount;
   opt.resets = restart_frames(c, target, ctx.config_origin("reset_frames"));
   std::string restarts;  // frame numbers, for messages
   for (const std::size_t f : opt.resets)

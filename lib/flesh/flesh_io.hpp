@@ -73,6 +73,11 @@ struct ApplyConfig {
   /// Metres, >= 0: also restart where some target point moves farther than this in one frame
   /// (a teleport); 0 = off.
   double teleport_distance = 0.0;
+  /// Art direction on the fitted springs: deviation from the target times `amount` (0-100),
+  /// every ks times `stiffness_scale` (1e-6 to 1e6), every kd times `damping_scale` (0-1e6).
+  double amount = 1.0;
+  double stiffness_scale = 1.0;
+  double damping_scale = 1.0;
   std::string report;  ///< "" = <output without .h5>.report.json (written only with a truth)
 };
 void read_apply_config(app::ConfigReader& r, ApplyConfig& c);

@@ -312,6 +312,8 @@ SpringApplyResult spring_apply(const std::vector<Points3>& targets, double dt,
   DATADYN_CHECK_EQ(springs.kd.size(), N);
   for (const auto& t : targets) DATADYN_CHECK_EQ(t.rows(), N);
   const int S = options.subframes;
+  const double amount = options.amount;
+  DATADYN_CHECK(amount >= 0.0);
   // starts[f]: a clip starts at frame f (frame 0 and every reset).
   std::vector<char> starts(F + 1, 0);
   starts[0] = 1;
@@ -353,7 +355,7 @@ SpringApplyResult spring_apply(const std::vector<Points3>& targets, double dt,
           for (Eigen::Index i = 0; i < count; ++i)
             for (int c = 0; c < 3; ++c) {
               const Eigen::Index k = 3 * (n0 + i) + c;
-              out.data()[k] = x0[k] + y[static_cast<std::size_t>(3 * i + c)];
+              out.data()[k] = x0[k] + amount * y[static_cast<std::size_t>(3 * i + c)];
             }
         }
         Points3& out = result.positions[(n + 1) * static_cast<std::size_t>(S)];
@@ -381,7 +383,8 @@ SpringApplyResult spring_apply(const std::vector<Points3>& targets, double dt,
             const auto [p0, m0, a, q] = interval_cubic(prev, x0, x1, next, k);
             const double alpha = a * alpha_scale, beta = q * beta_scale;
             const double target = ((q * s + a) * s + m0) * s + p0;
-            out.data()[k] = target + M.phi11 * y[l] + M.phi12 * yv[l] - alpha * M.i1 - beta * M.j1;
+            out.data()[k] =
+                target + amount * (M.phi11 * y[l] + M.phi12 * yv[l] - alpha * M.i1 - beta * M.j1);
           }
         }
       }
@@ -397,7 +400,7 @@ SpringApplyResult spring_apply(const std::vector<Points3>& targets, double dt,
           const double y0 = y[l], v0 = yv[l];
           y[l] = M.phi11 * y0 + M.phi12 * v0 - alpha * M.i1 - beta * M.j1;
           yv[l] = M.phi21 * y0 + M.phi22 * v0 - alpha * M.phi12 - beta * M.i1;
-          out.data()[k] = x1[k] + y[l];
+          out.data()[k] = x1[k] + amount * y[l];
         }
       }
     }

@@ -93,6 +93,10 @@ struct SpringApplyOptions {
   /// sub-frames of the interval that ends at a cut repeat the state at its start: a renderer's
   /// motion blur shows no streak across the jump.
   std::vector<std::size_t> resets;
+  /// Scales the springs' deviation from the target: x = x̂ + amount (x_spring − x̂). 0 gives the
+  /// target, 1 the springs, 2 twice their motion. Exact art direction for a linear system: the
+  /// same as scaling the target's acceleration that drives the deviation. >= 0.
+  double amount = 1.0;
 };
 
 /// The frames (indices f >= 1, ascending) at which some point of `targets` moved more than

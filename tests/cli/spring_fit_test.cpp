@@ -485,3 +485,65 @@ TEST_CASE("spring-fit: apply restarts the springs at a teleport or a listed fram
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/teleport_distance") != std::string::npos);
 }
+
+TEST_CASE("spring-fit: apply's stiffness and damping scales equal scaled springs, amount scales") {
+  TempDir dir;
+  {
+    datadyn::io::CacheWriter w(dir / "anim.h5", {"test", "test", "{}", ""});
+    auto& s = w.add_sequence("quasistatic", {30.0, 3});
+    for (int f = 0; f < 20; ++f) {
+      datadyn::Points3 p = datadyn::Points3::Zero(3, 3);
+      for (int i = 0; i < 3; ++i) p.row(i) << 0.2 * std::sin(0.3 * f * (i + 1)), 0.01 * f, i;
+      s.append_frame(f + 1, f / 30.0, {{"points/position", datadyn::io::view(p)}});
+    }
+    w.commit();
+    const Eigen::VectorXd ks = Eigen::Vector3d(20.0, 150.0, 900.0);
+    const Eigen::VectorXd kd = Eigen::Vector3d(0.5, 3.0, 40.0);
+    const auto springs = [&](const std::string& name, double ks_scale, double kd_scale) {
+      datadyn::io::CacheWriter c(dir / name, {"test", "test", "{}", ""});
+      const Eigen::VectorXd a = ks * ks_scale, b = kd * kd_scale;
+      c.write_array("/springs/ks", datadyn::io::view(a));
+      c.write_array("/springs/kd", datadyn::io::view(b));
+      c.commit();
+    };
+    springs("springs.h5", 1.0, 1.0);
+    springs("scaled.h5", 0.25, 3.0);
+  }
+  const auto apply = [&](const std::string& springs, const std::string& sets,
+                         const std::string& out) {
+    const auto r = run_command(kSpringFit + " apply -q -i " + (dir / "anim.h5").string() + " -i " +
+                               (dir / springs).string() + sets + " --set subframes=2 -o " +
+                               (dir / out).string());
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    datadyn::io::CacheReader c(dir / out);
+    std::vector<datadyn::Points3> frames;
+    for (std::size_t f = 0; f < c.sequence("dynamic").frame_count(); ++f)
+      frames.push_back(c.sequence("dynamic").positions(f));
+    return frames;
+  };
+  // The scales are those of a springs cache scaled beforehand: the same bytes.
+  const auto scaled = apply("springs.h5", " --set stiffness_scale=0.25 --set damping_scale=3", "a");
+  CHECK(scaled == apply("scaled.h5", "", "b"));
+  const auto plain = apply("springs.h5", "", "c");
+  CHECK(scaled != plain);
+  // amount 0 is the target's cubic (the target at frames), 3 triples the deviation.
+  const auto none = apply("springs.h5", " --set amount=0", "d");
+  const auto triple = apply("springs.h5", " --set amount=3", "e");
+  const auto target = datadyn::io::CacheReader(dir / "anim.h5").sequence("quasistatic");
+  REQUIRE(none.size() == 39);
+  double largest = 0.0;
+  for (std::size_t k = 0; k < none.size(); ++k) {
+    if (k % 2 == 0) CHECK(none[k] == target.positions(k / 2));
+    largest = std::max(largest, (plain[k] - none[k]).cwiseAbs().maxCoeff());
+    // 1e-6 m: the cache keeps float32 positions (half an ulp 1.2e-7 m up to 2 m), and the check
+    // adds eight such roundings.
+    CHECK((triple[k] - none[k] - 3.0 * (plain[k] - none[k])).cwiseAbs().maxCoeff() < 1e-6);
+  }
+  CHECK(largest > 1e-2);
+  const auto r = run_command(kSpringFit + " apply -q -i " + (dir / "anim.h5").string() + " -i " +
+                             (dir / "springs.h5").string() + " --set stiffness_scale=0 -o " +
+                             (dir / "bad.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--set stiffness_scale: /stiffness_scale: expected") != std::string::npos);
+}

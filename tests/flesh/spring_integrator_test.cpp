@@ -364,9 +364,11 @@ TEST_CASE("a reset restarts the springs: each side of a cut is a clip of its own
   opt.resets = {8, 14, 15, 19};
   const auto r = spring_apply(targets, dt, s, opt);
   REQUIRE(r.positions.size() == (F - 1) * 3 + 1);
+  SpringApplyOptions three;  // no resets
+  three.subframes = 3;
   const auto clip = [&](std::size_t b, std::size_t e) {
     return spring_apply(std::vector<Points3>(targets.begin() + long(b), targets.begin() + long(e)),
-                        dt, s, {3, 256, {}});
+                        dt, s, three);
   };
   // Equal to the bit: a clip runs the same operations in the same order as a run of its own.
   for (const auto& [b, e] : {std::pair<std::size_t, std::size_t>{0, 8}, {8, 14}, {15, 19}}) {
@@ -380,7 +382,7 @@ TEST_CASE("a reset restarts the springs: each side of a cut is a clip of its own
     for (std::size_t j = 1; j < 3; ++j) CHECK(r.positions[3 * f + j] == r.positions[3 * f]);
   for (const std::size_t f : opt.resets) CHECK(r.positions[3 * f] == targets[f]);
   // Without the reset the teleport throws the soft spring far off its target.
-  const auto free_run = spring_apply(targets, dt, s, {3, 256, {}});
+  const auto free_run = spring_apply(targets, dt, s, three);
   CHECK((free_run.positions[3 * 9] - targets[9]).rowwise().norm().maxCoeff() > 0.5);
   CHECK((r.positions[3 * 9] - targets[9]).rowwise().norm().maxCoeff() < 0.05);
 }
@@ -397,4 +399,32 @@ TEST_CASE("jump frames are where some point moves farther than the distance in o
   CHECK(jump_frames(targets, 0.3001) == std::vector<std::size_t>{5});
   CHECK(jump_frames(targets, 0.0099).size() == 9);
   CHECK(jump_frames(targets, 0.011) == std::vector<std::size_t>{5});
+}
+
+TEST_CASE("amount scales the deviation from the target, at frames and sub-frames alike") {
+  std::vector<Points3> targets;
+  for (int f = 0; f < 15; ++f) {
+    Points3 p(2, 3);
+    p << std::sin(0.4 * f), 0.1 * f, 0.0, std::cos(0.3 * f), 0.0, 0.05 * f;
+    targets.push_back(p);
+  }
+  const double dt = 1.0 / 30.0;
+  const Springs s{Eigen::Vector2d(60.0, 400.0), Eigen::Vector2d(1.5, 8.0)};
+  SpringApplyOptions opt;
+  opt.subframes = 2;
+  opt.resets = {9};
+  const auto one = spring_apply(targets, dt, s, opt);
+  opt.amount = 0.0;
+  const auto none = spring_apply(targets, dt, s, opt);  // the target itself (its cubic between)
+  opt.amount = 2.5;
+  const auto more = spring_apply(targets, dt, s, opt);
+  double largest = 0.0;
+  for (std::size_t k = 0; k < one.positions.size(); ++k) {
+    if (k % 2 == 0) CHECK(none.positions[k] == targets[k / 2]);
+    const Points3 deviation = one.positions[k] - none.positions[k];
+    largest = std::max(largest, deviation.cwiseAbs().maxCoeff());
+    // 1e-12 m: a few roundings of positions of order 1 m.
+    CHECK((more.positions[k] - none.positions[k] - 2.5 * deviation).cwiseAbs().maxCoeff() < 1e-12);
+  }
+  CHECK(largest > 1e-3);  // the springs do move away from the target
 }
