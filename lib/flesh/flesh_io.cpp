@@ -217,6 +217,7 @@ void read_simulation_params(ConfigReader& r, FleshSimulationParams& p) {
     s.get("substeps", p.substeps, at_least(1));
     s.get("iterations", p.iterations, at_least(1));
     s.get("quasistatic_iterations", p.quasistatic_iterations, at_least(1));
+    s.get("dynamic", p.dynamic);
   }
   {
     auto m = r.child("material");
@@ -328,8 +329,9 @@ void run_simulate(app::Context& ctx) {
                                  c.motion_file.scale, c.motion_file.start, p.frame_rate, p.frames);
   const auto out = ctx.output();
   if (ctx.dry_run()) {
-    std::printf("would simulate %d frames of a \"%s\" motion and write %s\n", p.frames,
-                p.motion.kind.c_str(), out.c_str());
+    std::printf("would simulate %d frames of a \"%s\" motion (%s) and write %s\n", p.frames,
+                p.motion.kind.c_str(), p.dynamic ? "targets and ground truth" : "targets only",
+                out.c_str());
     return;
   }
   app::Progress progress("frame", static_cast<std::size_t>(p.frames));
@@ -347,7 +349,9 @@ void run_simulate(app::Context& ctx) {
   write_points_sequence(w, "skinned", p.frame_rate, r.skinned, r.times, r.rest, r.triangles, attrs);
   write_points_sequence(w, "quasistatic", p.frame_rate, r.quasistatic, r.times, r.rest, r.triangles,
                         attrs);
-  write_points_sequence(w, "dynamic", p.frame_rate, r.dynamic, r.times, r.rest, r.triangles, attrs);
+  if (p.dynamic)
+    write_points_sequence(w, "dynamic", p.frame_rate, r.dynamic, r.times, r.rest, r.triangles,
+                          attrs);
   w.commit();
 }
 

@@ -365,7 +365,7 @@ FleshSimulationResult simulate_body(const FleshBody& body, const FleshSimulation
   // springs cannot have.
   RowMatrix x = qs[0], v = (qs[1] - qs[0]) * p.frame_rate;
   for (int f = 0; f < p.frames; ++f) {
-    if (f > 0) {
+    if (f > 0 && p.dynamic) {
       for (int s = 1; s <= p.substeps; ++s) {
         const double ts = (f - 1 + double(s) / p.substeps) / p.frame_rate;
         const RowMatrix bones = skin(ts);
@@ -381,7 +381,7 @@ FleshSimulationResult simulate_body(const FleshBody& body, const FleshSimulation
       throw RunError("flesh simulation: frame " + std::to_string(f) + ": state is not finite");
     out.skinned.push_back(gather(skinned[static_cast<std::size_t>(f)]));
     out.quasistatic.push_back(gather(qs[static_cast<std::size_t>(f)]));
-    out.dynamic.push_back(gather(x));
+    if (p.dynamic) out.dynamic.push_back(gather(x));
     out.times.push_back(f / p.frame_rate);
     if (progress) progress(static_cast<std::size_t>(f + 1), static_cast<std::size_t>(p.frames));
   }

@@ -547,3 +547,41 @@ TEST_CASE("spring-fit: apply's stiffness and damping scales equal scaled springs
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("--set stiffness_scale: /stiffness_scale: expected") != std::string::npos);
 }
+
+TEST_CASE("spring-fit: simulate without the ground truth gives the same targets for apply") {
+  TempDir dir;
+  const auto sim = [&](const std::string& sets, const std::string& out) {
+    const auto r = run_command(kSpringFit + " simulate" + kSmall + " --set motion.kind=shake" +
+                               sets + " -o " + (dir / out).string());
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    return datadyn::io::CacheReader(dir / out);
+  };
+  const auto full = sim("", "full.h5");
+  const auto targets = sim(" --set solver.dynamic=false", "targets.h5");
+  CHECK(targets.sequence_names() == std::vector<std::string>{"quasistatic", "skinned"});
+  for (const char* name : {"skinned", "quasistatic"}) {
+    REQUIRE(targets.sequence(name).frame_count() == 45);
+    for (std::size_t f = 0; f < 45; f += 11)
+      CHECK(targets.sequence(name).positions(f) == full.sequence(name).positions(f));
+  }
+  auto r = run_command(kSpringFit + " fit -q -i " + (dir / "full.h5").string() + " -o " +
+                       (dir / "springs.h5").string());
+  REQUIRE(r.exit_code == 0);
+  // apply needs no truth: without one it writes the springs' motion and no report.
+  r = run_command(kSpringFit + " apply -q -i " + (dir / "targets.h5").string() + " -i " +
+                  (dir / "springs.h5").string() + " -o " + (dir / "out.h5").string());
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(datadyn::io::CacheReader(dir / "out.h5").sequence("dynamic").frame_count() == 45);
+  CHECK_FALSE(std::filesystem::exists(dir / "out.report.json"));
+  // fit does need one, and says which.
+  r = run_command(kSpringFit + " fit -q -i " + (dir / "targets.h5").string() + " -o " +
+                  (dir / "s2.h5").string());
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("targets.h5: /sequences/dynamic: no such sequence") != std::string::npos);
+  CHECK(r.err.find("/truth_sequence") != std::string::npos);
+  r = run_command(kSpringFit + " simulate --dry-run --set solver.dynamic=false -o " +
+                  (dir / "d.h5").string());
+  CHECK(r.out.find("(targets only)") != std::string::npos);
+}
