@@ -329,7 +329,7 @@ SpringApplyResult spring_apply(const std::vector<Points3>& targets, double dt,
   for (std::size_t k = 0; k < outputs; ++k) result.times.push_back(dt * double(k) / S);
   result.positions[0] = targets[0];
 
-  const double inv_dt = 1.0 / dt, alpha_scale = 2.0 / (dt * dt), beta_scale = 6.0 / (dt * dt * dt);
+  const double alpha_scale = 2.0 / (dt * dt), beta_scale = 6.0 / (dt * dt * dt);
   parallel_for(static_cast<std::size_t>(N), options.grain, [&](std::size_t b, std::size_t e) {
     const Eigen::Index n0 = static_cast<Eigen::Index>(b), count = static_cast<Eigen::Index>(e - b);
     // Per-vertex maps: [0] over a whole interval, [j] over j/S of it.
@@ -404,7 +404,6 @@ SpringApplyResult spring_apply(const std::vector<Points3>& targets, double dt,
         }
       }
     }
-    (void)inv_dt;
   });
   if (progress) progress(F, F);
   return result;
