@@ -1,5 +1,6 @@
 #include "io/array.hpp"
 
+#include <charconv>
 #include <sstream>
 
 #include "io/cache.hpp"
@@ -38,15 +39,27 @@ std::string shape_string(const Shape& shape) {
   return os.str();
 }
 
+namespace {
+
+/// The shortest text that reads back as the same double (0.32, not 0.32000000000000001).
+std::string shortest(double v) {
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
+}  // namespace
+
 std::string attribute_string(const AttributeValue& value) {
   std::ostringstream os;
-  os.precision(17);
   std::visit(
       [&](const auto& v) {
         using V = std::decay_t<decltype(v)>;
         if constexpr (std::is_same_v<V, std::string>) {
           os << '"' << v << '"';
-        } else if constexpr (std::is_same_v<V, std::int64_t> || std::is_same_v<V, double>) {
+        } else if constexpr (std::is_same_v<V, double>) {
+          os << shortest(v);
+        } else if constexpr (std::is_same_v<V, std::int64_t>) {
           os << v;
         } else {
           os << "[";
@@ -54,6 +67,8 @@ std::string attribute_string(const AttributeValue& value) {
             if (i) os << ", ";
             if constexpr (std::is_same_v<V, std::vector<std::string>>)
               os << '"' << v[i] << '"';
+            else if constexpr (std::is_same_v<V, std::vector<double>>)
+              os << shortest(v[i]);
             else
               os << v[i];
           }

@@ -467,3 +467,13 @@ TEST_CASE("cache: the same inputs give the same bytes (SOURCE_DATE_EPOCH pins cr
   CHECK(a == b);
   CHECK(CacheReader(dir / "a.h5").provenance().created_utc == "2023-11-14T22:13:20Z");
 }
+
+TEST_CASE("cache: attributes print as the shortest text that reads back the same") {
+  CHECK(attribute_string(0.32) == "0.32");                      // not 0.32000000000000001
+  CHECK(attribute_string(0.1 + 0.2) == "0.30000000000000004");  // a different double: all digits
+  CHECK(attribute_string(std::vector<double>{0.025, 1e-300, -2.5}) == "[0.025, 1e-300, -2.5]");
+  CHECK(attribute_string(std::int64_t{-7}) == "-7");
+  CHECK(attribute_string(std::vector<std::string>{"a", "b"}) == "[\"a\", \"b\"]");
+  for (const double v : {0.32, 1.0 / 3.0, 6.02214076e23, -1e-310})
+    CHECK(std::strtod(attribute_string(v).c_str(), nullptr) == v);
+}
