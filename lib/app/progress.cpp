@@ -116,11 +116,21 @@ std::string Progress::format_line(const std::string& unit, std::size_t done, std
   return line;
 }
 
+bool Progress::should_print(std::size_t done, std::size_t total, double since_last, bool verbose) {
+  return verbose || done <= 1 || done >= total || since_last >= 1.0;
+}
+
 void Progress::tick(std::size_t n, const std::string& note) {
   check_interrupted();
+  const bool first = done_ == 0;
   done_ += n;
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const auto now = std::chrono::steady_clock::now();
+  if (!should_print(first ? 1 : done_, total_,
+                    std::chrono::duration<double>(now - last_line_).count(),
+                    spdlog::default_logger()->level() <= spdlog::level::debug))
+    return;
+  last_line_ = now;
+  const double seconds = std::chrono::duration<double>(now - start_).count();
   const std::string line = format_line(unit_, done_, total_, seconds, note);
   if (bar_) {
     const int width = 30;

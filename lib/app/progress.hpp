@@ -1,8 +1,10 @@
 #pragma once
 /// @file
-/// Progress for long work: one flushed line per unit of work on stderr through the logger, e.g.
+/// Progress for long work: a flushed line on stderr through the logger, e.g.
 ///   frame 12/100 (12%) 3.1 ms/frame, eta 0:00:05
 /// (a JSON line with --log-format json), or a bar redrawn in place when stderr is a terminal.
+/// The line is printed for the first and the last unit and then at most once a second (every
+/// unit at -v), so fast work does not flood a farm's log.
 /// Each tick also checks for SIGINT/SIGTERM and throws RunError, so outputs under construction are
 /// discarded cleanly (their writers remove the temporary files).
 
@@ -31,6 +33,9 @@ class Progress {
 
   std::size_t done() const { return done_; }
 
+  /// Whether the line for unit `done` of `total` is printed, `since_last` s after the last one.
+  static bool should_print(std::size_t done, std::size_t total, double since_last, bool verbose);
+
   /// The line for a given state, as printed (for tests).
   static std::string format_line(const std::string& unit, std::size_t done, std::size_t total,
                                  double seconds, const std::string& note);
@@ -38,7 +43,7 @@ class Progress {
  private:
   std::string unit_;
   std::size_t total_, done_ = 0;
-  std::chrono::steady_clock::time_point start_;
+  std::chrono::steady_clock::time_point start_, last_line_;
   bool bar_ = false, finished_ = false;
 };
 

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "core/errors.hpp"
+#include "io/atomic_file.hpp"
 #include "io/cache.hpp"
 #include "io/cache_layout.hpp"
 #include "io/temporary_files.hpp"
@@ -364,6 +365,10 @@ MergeResult merge_caches(const std::vector<std::filesystem::path>& inputs,
                          const std::function<std::string(const std::string&)>& command_line,
                          const std::function<void()>& interrupted) {
   if (inputs.empty()) throw IoError("merge: no input caches");
+  // As every writer does before any work: the merged file is renamed over whatever is at
+  // `output`, and /dev/null or a directory must not be replaced.
+  require_directory(output);
+  check_replaceable(output);
   Merger m;
   m.interrupted = interrupted;
   m.inputs = inputs;

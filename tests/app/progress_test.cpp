@@ -14,6 +14,15 @@ TEST_CASE("progress: one line per unit with rate and eta") {
         "epoch 3/10 (30%) 30 s/epoch, eta 0:03:30, loss 0.5");
 }
 
+TEST_CASE("progress: the first and last line, then at most one a second unless verbose") {
+  CHECK(Progress::should_print(1, 1000, 0.0, false));     // the first
+  CHECK(Progress::should_print(1000, 1000, 0.0, false));  // the last
+  CHECK_FALSE(Progress::should_print(2, 1000, 0.999, false));
+  CHECK(Progress::should_print(2, 1000, 1.0, false));
+  CHECK(Progress::should_print(2, 1000, 0.0, true));  // -v: every unit
+  CHECK(Progress::should_print(7, 0, 0.0, false));    // no total known: every unit is the last
+}
+
 TEST_CASE("shell_quote: a re-runnable command line") {
   CHECK(shell_quote({"mps-gen", "-o", "db.h5"}) == "mps-gen -o db.h5");
   CHECK(shell_quote({"x", "--set", "name=a b", "it's"}) == "x --set 'name=a b' 'it'\\''s'");

@@ -205,3 +205,36 @@ TEST_CASE("cache merge: frames missing between shards are reported, not hidden")
   CHECK(r.frames == 8);
   CHECK(r.gaps == std::vector<std::string>{"a: frames 1-2, 5-6", "b: frames 1-2, 5-6"});
 }
+
+TEST_CASE("cache merge: an output that is not a regular file is refused before any work") {
+  // The merged file was renamed over whatever was at -o: `dd-cache merge -o /dev/null` replaced
+  // the device with a regular file. A directory and a link stand in for the device here.
+  FixedClock clock;
+  TempDir dir;
+  write_run(dir / "p1.h5", "tool", 1, 3);
+  write_run(dir / "p2.h5", "tool", 4, 6);
+  std::filesystem::create_directories(dir / "adir");
+  std::ofstream(dir / "target.txt") << "kept";
+  std::filesystem::create_symlink(dir / "target.txt", dir / "link.h5");
+  int calls = 0;
+  const auto count = [&] { ++calls; };
+  for (const char* name : {"adir", "link.h5"}) {
+    INFO(name);
+    const auto message = io_error_message([&] {
+      merge_caches(
+          {dir / "p1.h5", dir / "p2.h5"}, dir / name, [](const std::string& l) { return l; },
+          count);
+    });
+    CHECK(message.find("exists and is not a regular file") != std::string::npos);
+  }
+  CHECK(calls == 0);  // refused before reading anything
+  CHECK(std::filesystem::is_directory(dir / "adir"));
+  CHECK(std::filesystem::is_symlink(dir / "link.h5"));
+  CHECK(std::filesystem::is_empty(dir / "adir"));
+  const auto message = io_error_message([&] {
+    merge_caches(
+        {dir / "p1.h5"}, dir / "nodir" / "m.h5", [](const std::string& l) { return l; }, count);
+  });
+  CHECK(message.find("directory " + (dir / "nodir").string() + " does not exist") !=
+        std::string::npos);
+}
