@@ -1,9 +1,11 @@
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <set>
 #include <sstream>
@@ -143,8 +145,18 @@ Handle creation_plist_of(hid_t dataset) {
 Handle create_cache_file(const std::filesystem::path& path, const std::string& file_name) {
   Handle fcpl(H5Pcreate(H5P_FILE_CREATE), H5Pclose);
   // Creation order tracking off, default sizes: identical inputs give identical bytes.
-  return h5::check_id(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, fcpl.get(), H5P_DEFAULT), H5Fclose,
-                      file_name + ": cannot create " + path.string());
+  const hid_t id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, fcpl.get(), H5P_DEFAULT);
+  if (id < 0) {
+    // HDF5's own message is its error stack ("unable to open file: name = ..., errno = 2,
+    // ..., o_flags = 242"); the system's reason says the same in words.
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int err = errno;
+    if (fd < 0)
+      throw IoError(file_name + ": cannot create " + path.string() + ": " + std::strerror(err));
+    ::close(fd);
+    std::filesystem::remove(path);
+  }
+  return h5::check_id(id, H5Fclose, file_name + ": cannot create " + path.string());
 }
 
 }  // namespace detail

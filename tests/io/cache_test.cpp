@@ -477,3 +477,11 @@ TEST_CASE("cache: attributes print as the shortest text that reads back the same
   for (const double v : {0.32, 1.0 / 3.0, 6.02214076e23, -1e-310})
     CHECK(std::strtod(attribute_string(v).c_str(), nullptr) == v);
 }
+
+TEST_CASE("cache: a file that cannot be created is named with the system's reason") {
+  // /proc exists but takes no new files: the directory check passes and the create fails.
+  const std::string m = io_error_message([] { CacheWriter w("/proc/x.h5", test_provenance()); });
+  CHECK(m.rfind("/proc/x.h5: cannot create /proc/x.h5.tmp-", 0) == 0);
+  CHECK(m.find(": No such file or directory") != std::string::npos);
+  CHECK(m.find("o_flags") == std::string::npos);  // not HDF5's error stack
+}
