@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <limits>
 
 #include <nlohmann/json.hpp>
@@ -49,6 +50,29 @@ void write_pair(const std::filesystem::path& path, int n_target, int n_truth, in
     datadyn::test::poke_float(path, "/sequences/dynamic/points/position",
                               (static_cast<std::size_t>(nan_frame) * n_truth + 1) * 3 + 2,
                               std::numeric_limits<double>::quiet_NaN());
+}
+
+/// A cache with one "quasistatic" sequence at 30 fps, frames numbered from 1: point i of frame
+/// f (from 0) at position(f, i).
+void write_targets(const std::filesystem::path& path, int frames, int points,
+                   const std::function<Eigen::RowVector3d(int, int)>& position) {
+  datadyn::io::CacheWriter w(path, {"test", "test", "{}", ""});
+  auto& s = w.add_sequence("quasistatic", {30.0, 3});
+  for (int f = 0; f < frames; ++f) {
+    datadyn::Points3 p(points, 3);
+    for (int i = 0; i < points; ++i) p.row(i) = position(f, i);
+    s.append_frame(f + 1, f / 30.0, {{"points/position", datadyn::io::view(p)}});
+  }
+  w.commit();
+}
+
+/// A springs cache as `fit` writes it (/springs/ks, /springs/kd).
+void write_springs(const std::filesystem::path& path, const Eigen::VectorXd& ks,
+                   const Eigen::VectorXd& kd) {
+  datadyn::io::CacheWriter c(path, {"test", "test", "{}", ""});
+  c.write_array("/springs/ks", datadyn::io::view(ks));
+  c.write_array("/springs/kd", datadyn::io::view(kd));
+  c.commit();
 }
 
 }  // namespace
@@ -420,23 +444,11 @@ TEST_CASE("spring-fit: simulate a rigged mesh from a file, tetrahedralised, with
 TEST_CASE("spring-fit: apply restarts the springs at a teleport or a listed frame") {
   TempDir dir;
   // Five points swaying along x at 30 fps (frames 1-30), teleported 10 m along x at frame 16.
-  {
-    datadyn::io::CacheWriter w(dir / "anim.h5", {"test", "test", "{}", ""});
-    auto& s = w.add_sequence("quasistatic", {30.0, 3});
-    for (int f = 0; f < 30; ++f) {
-      datadyn::Points3 p = datadyn::Points3::Zero(5, 3);
-      for (int i = 0; i < 5; ++i)
-        p.row(i) << 0.1 * std::sin(0.2 * f + i) + (f >= 15 ? 10 : 0), i, 0;
-      s.append_frame(f + 1, f / 30.0, {{"points/position", datadyn::io::view(p)}});
-    }
-    w.commit();
-    datadyn::io::CacheWriter springs(dir / "springs.h5", {"test", "test", "{}", ""});
-    const Eigen::VectorXd ks = Eigen::VectorXd::Constant(5, 50.0);
-    const Eigen::VectorXd kd = Eigen::VectorXd::Constant(5, 1.0);
-    springs.write_array("/springs/ks", datadyn::io::view(ks));
-    springs.write_array("/springs/kd", datadyn::io::view(kd));
-    springs.commit();
-  }
+  write_targets(dir / "anim.h5", 30, 5, [](int f, int i) {
+    return Eigen::RowVector3d(0.1 * std::sin(0.2 * f + i) + (f >= 15 ? 10 : 0), i, 0);
+  });
+  write_springs(dir / "springs.h5", Eigen::VectorXd::Constant(5, 50.0),
+                Eigen::VectorXd::Constant(5, 1.0));
   const std::string apply = kSpringFit + " apply -i " + (dir / "anim.h5").string() + " -i " +
                             (dir / "springs.h5").string();
   const auto frame = [&](const std::string& file, std::size_t index) {
@@ -488,27 +500,13 @@ TEST_CASE("spring-fit: apply restarts the springs at a teleport or a listed fram
 
 TEST_CASE("spring-fit: apply's stiffness and damping scales equal scaled springs, amount scales") {
   TempDir dir;
-  {
-    datadyn::io::CacheWriter w(dir / "anim.h5", {"test", "test", "{}", ""});
-    auto& s = w.add_sequence("quasistatic", {30.0, 3});
-    for (int f = 0; f < 20; ++f) {
-      datadyn::Points3 p = datadyn::Points3::Zero(3, 3);
-      for (int i = 0; i < 3; ++i) p.row(i) << 0.2 * std::sin(0.3 * f * (i + 1)), 0.01 * f, i;
-      s.append_frame(f + 1, f / 30.0, {{"points/position", datadyn::io::view(p)}});
-    }
-    w.commit();
-    const Eigen::VectorXd ks = Eigen::Vector3d(20.0, 150.0, 900.0);
-    const Eigen::VectorXd kd = Eigen::Vector3d(0.5, 3.0, 40.0);
-    const auto springs = [&](const std::string& name, double ks_scale, double kd_scale) {
-      datadyn::io::CacheWriter c(dir / name, {"test", "test", "{}", ""});
-      const Eigen::VectorXd a = ks * ks_scale, b = kd * kd_scale;
-      c.write_array("/springs/ks", datadyn::io::view(a));
-      c.write_array("/springs/kd", datadyn::io::view(b));
-      c.commit();
-    };
-    springs("springs.h5", 1.0, 1.0);
-    springs("scaled.h5", 0.25, 3.0);
-  }
+  write_targets(dir / "anim.h5", 20, 3, [](int f, int i) {
+    return Eigen::RowVector3d(0.2 * std::sin(0.3 * f * (i + 1)), 0.01 * f, i);
+  });
+  const Eigen::VectorXd ks = Eigen::Vector3d(20.0, 150.0, 900.0);
+  const Eigen::VectorXd kd = Eigen::Vector3d(0.5, 3.0, 40.0);
+  write_springs(dir / "springs.h5", ks, kd);
+  write_springs(dir / "scaled.h5", ks * 0.25, kd * 3.0);
   const auto apply = [&](const std::string& springs, const std::string& sets,
                          const std::string& out) {
     const auto r = run_command(kSpringFit + " apply -q -i " + (dir / "anim.h5").string() + " -i " +
