@@ -72,6 +72,7 @@ void read_mesh_export_params(ConfigReader& r, io::MeshExportParams& p) {
     // Widths in voxels up to 100: OpenVDB's narrow bands are a few voxels, and a dilation of 1e6
     // voxels ran for ever instead of failing.
     l.get("half_width", p.level_set.half_width, in_range(1.0, 100.0));
+    l.get("max_voxels", p.level_set.max_voxels, in_range(1e3, 1e12));
     l.get("dilate", p.level_set.dilate, in_range(0.0, 100.0));
     l.get("smooth", p.level_set.smooth, in_range(0, 100));
     l.get("erode", p.level_set.erode, in_range(0.0, 100.0));

@@ -9,6 +9,8 @@
 #include <set>
 #include <unordered_map>
 
+#include <Eigen/Geometry>
+
 #include "core/errors.hpp"
 #include "io/atomic_file.hpp"
 #include "io/mesh_formats.hpp"
@@ -135,6 +137,41 @@ double mean_nearest_distance(const Points3& p) {
   return count ? sum / static_cast<double>(count) : cell;
 }
 
+double surface_area(const PolygonMesh& m) {
+  double area = 0;
+  const auto triangle = [&](Eigen::Index a, Eigen::Index b, Eigen::Index c) {
+    const Eigen::Vector3d p = m.points.row(a), q = m.points.row(b), r = m.points.row(c);
+    area += 0.5 * (q - p).cross(r - p).norm();
+  };
+  for (Eigen::Index i = 0; i < m.triangles.rows(); ++i)
+    triangle(m.triangles(i, 0), m.triangles(i, 1), m.triangles(i, 2));
+  for (Eigen::Index i = 0; i < m.quads.rows(); ++i) {
+    triangle(m.quads(i, 0), m.quads(i, 1), m.quads(i, 2));
+    triangle(m.quads(i, 0), m.quads(i, 2), m.quads(i, 3));
+  }
+  return area;
+}
+
+/// Throws (ConfigError at set-up, RunError for a later frame) if the narrow band of `m` at the
+/// job's voxel size would exceed level_set.max_voxels.
+void check_band_voxels(const PolygonMesh& m, double voxel_size, const MeshExportParams& params,
+                       const std::string& frame, bool setup) {
+  const double area = surface_area(m), band = 2 * params.level_set.half_width;
+  const double voxels = area / (voxel_size * voxel_size) * band;
+  if (!(voxels > params.level_set.max_voxels)) return;
+  char text[320];
+  std::snprintf(text, sizeof text,
+                "%s: %.3g m^2 of surface at a voxel size of %.3g m gives about %.3g narrow-band "
+                "voxels, more than level_set.max_voxels (%.3g; about 30 bytes each while "
+                "meshing): use a voxel size of at least %.3g m or raise level_set.max_voxels",
+                frame.c_str(), area, voxel_size, voxels, params.level_set.max_voxels,
+                std::sqrt(area * band / params.level_set.max_voxels));
+  if (setup)
+    throw ConfigError(ConfigError::FreeText{}, params.config_origin("level_set.voxel_size"),
+                      "/level_set/voxel_size", text);
+  throw RunError(text);
+}
+
 double mean_edge_length(const PolygonMesh& m) {
   double sum = 0;
   std::size_t count = 0;
@@ -237,7 +274,10 @@ class FrameSource {
       return ls;
     }
     if (job_.source == ExportSource::Mesh) {
-      LevelSet ls = level_set_from_mesh(mesh(f), job_.voxel_size, lp.half_width);
+      const PolygonMesh m = mesh(f);
+      check_band_voxels(m, job_.voxel_size, params,
+                        where_ + ": frame " + std::to_string(seq_.frames()[f]), false);
+      LevelSet ls = level_set_from_mesh(m, job_.voxel_size, lp.half_width);
       filter_level_set(ls, lp.dilate, lp.smooth, lp.erode);
       return ls;
     }
@@ -578,6 +618,14 @@ MeshExportResult export_cache(const MeshExportParams& params, const Provenance& 
                std::to_string(job.voxel_size) + " m (half " + how + ")");
       }
       job.radius = params.level_set.radius > 0 ? params.level_set.radius : 2 * job.voxel_size;
+      if (source == ExportSource::Mesh) {
+        const FrameSource src(seq, job, params.input.string() + ": /sequences/" + job.sequence);
+        const std::size_t first = job.indices.front();
+        check_band_voxels(src.mesh(first), job.voxel_size, params,
+                          params.input.string() + ": /sequences/" + job.sequence + ": frame " +
+                              std::to_string(seq.frames()[first]),
+                          true);
+      }
       if (source == ExportSource::Particles && job.radius < 1.5 * job.voxel_size * (1 - 1e-9))
         throw ConfigError(
             ConfigError::FreeText{}, params.config_origin("level_set.radius"), "/level_set/radius",
