@@ -30,10 +30,15 @@ std::filesystem::path temporary_path_for(const std::filesystem::path& path) {
 }
 
 bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
+  // Made absolute first: weakly_canonical leaves a relative path whose first part does not
+  // exist as it is ("y.h5"), while "./y.h5" became "/dir/y.h5", so the two did not compare
+  // equal and a report named ./y.h5 replaced the cache y.h5.
   const auto canonical = [](const std::filesystem::path& p) {
     std::error_code ec;
-    const auto c = std::filesystem::weakly_canonical(p, ec);
-    return ec ? std::filesystem::absolute(p).lexically_normal() : c;
+    const auto absolute = std::filesystem::absolute(p, ec);
+    if (ec) return p.lexically_normal();
+    const auto c = std::filesystem::weakly_canonical(absolute, ec);
+    return ec ? absolute.lexically_normal() : c;
   };
   if (canonical(a) == canonical(b)) return true;
   std::error_code ec;

@@ -344,3 +344,19 @@ TEST_CASE("an output path holding a directory, a device or a link is refused, no
   std::ofstream(dir / "plain.obj") << "old";
   CHECK_NOTHROW(check_writable_directory(dir / "plain.obj"));  // a file is replaced as before
 }
+
+TEST_CASE("same_file: relative names of a file not yet written compare equal") {
+  // weakly_canonical("y.h5") stayed relative while "./y.h5" became absolute, so a report named
+  // ./y.h5 was not seen to be the cache y.h5 and replaced it.
+  TempDir dir;
+  struct InDirectory {  // back to the old working directory however the test ends
+    std::filesystem::path old = std::filesystem::current_path();
+    explicit InDirectory(const std::filesystem::path& d) { std::filesystem::current_path(d); }
+    ~InDirectory() { std::filesystem::current_path(old); }
+  } in_dir(dir.path());
+  CHECK(same_file("y.h5", "./y.h5"));
+  CHECK(same_file("y.h5", "sub/../y.h5"));
+  CHECK(same_file((dir / "y.h5").string(), "y.h5"));
+  CHECK_FALSE(same_file("y.h5", "z.h5"));
+  CHECK_FALSE(same_file("y.h5", "sub/y.h5"));
+}
