@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
 #include <spdlog/spdlog.h>
 
@@ -562,6 +563,15 @@ void run_apply(app::Context& ctx) {
   for (const std::size_t f : opt.resets)
     restarts += (restarts.empty() ? "" : ", ") + std::to_string(target.numbers[f]);
   if (!restarts.empty()) spdlog::info("the springs restart at rest at frame(s) {}", restarts);
+  // The ground truth, if the animation has one, is read and checked before anything is
+  // written: a damaged one failed after the output had been committed.
+  std::optional<LoadedSequence> truth;
+  const auto names = anim.sequence_names();  // by value: one vector for both iterators
+  if (!c.truth_sequence.empty() &&
+      std::find(names.begin(), names.end(), c.truth_sequence) != names.end()) {
+    truth = load_sequence(anim, c.truth_sequence, "truth_sequence");
+    check_pair(target, *truth);
+  }
   if (ctx.dry_run()) {
     std::printf(
         "would apply %ld springs to %zu frames (%s)%s and write %s\n", static_cast<long>(N),
@@ -593,16 +603,12 @@ void run_apply(app::Context& ctx) {
   w.commit();
 
   // Held-out evaluation when the animation carries its own ground truth.
-  const auto names = anim.sequence_names();  // by value: one vector for both iterators
-  if (!c.truth_sequence.empty() &&
-      std::find(names.begin(), names.end(), c.truth_sequence) != names.end()) {
-    const LoadedSequence truth = load_sequence(anim, c.truth_sequence, "truth_sequence");
-    check_pair(target, truth);
+  if (truth) {
     double e_target = 0.0, e_springs = 0.0;
     for (std::size_t f = 1; f < target.frames.size(); ++f) {
-      e_target += (target.frames[f] - truth.frames[f]).squaredNorm();
+      e_target += (target.frames[f] - truth->frames[f]).squaredNorm();
       e_springs +=
-          (r.positions[f * static_cast<std::size_t>(c.subframes)] - truth.frames[f]).squaredNorm();
+          (r.positions[f * static_cast<std::size_t>(c.subframes)] - truth->frames[f]).squaredNorm();
     }
     const double count = double(target.frames.size() - 1) * double(N);
     const double rms_t = std::sqrt(e_target / count), rms_s = std::sqrt(e_springs / count);

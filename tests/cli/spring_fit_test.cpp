@@ -180,6 +180,16 @@ TEST_CASE("spring-fit: mismatched or broken training data is an error naming fil
   CHECK(r.err.find("/sequences/dynamic/points/position: frame 7") != std::string::npos);
   CHECK(r.err.find("point 1 is not finite") != std::string::npos);
   CHECK(!std::filesystem::exists(dir / "s.h5"));
+  // apply reads the ground truth before it writes: a broken one left the output behind.
+  write_springs(dir / "springs.h5", Eigen::VectorXd::Constant(5, 50.0),
+                Eigen::VectorXd::Constant(5, 1.0));
+  for (const char* broken : {"nan.h5", "frames.h5"}) {
+    r = run_command(kSpringFit + " apply -q -i " + (dir / broken).string() + " -i " +
+                    (dir / "springs.h5").string() + " -o " + (dir / "a.h5").string());
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find(broken) != std::string::npos);
+    CHECK(!std::filesystem::exists(dir / "a.h5"));
+  }
   // Gravity of 1e308 m/s^2 is finite in the config but not in a float32 cache: the run stops at
   // the first frame it cannot store (it used to write inf positions with exit 0).
   r = run_command(kSpringFit + " simulate" + kSmall + " --set material.gravity=0,-1e308,0 -o " +
@@ -579,6 +589,12 @@ TEST_CASE("spring-fit: simulate without the ground truth gives the same targets 
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("targets.h5: /sequences/dynamic: no such sequence") != std::string::npos);
   CHECK(r.err.find("/truth_sequence") != std::string::npos);
+  // A report named like the cache by another spelling of its path: refused, not written over it.
+  r = run_command("cd " + dir.path().string() + " && " + kSpringFit +
+                  " fit -q -i full.h5 -o y.h5 --set report=./y.h5");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/report: ./y.h5 is also the output") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir / "y.h5"));
   r = run_command(kSpringFit + " simulate --dry-run --set solver.dynamic=false -o " +
                   (dir / "d.h5").string());
   CHECK(r.out.find("(targets only)") != std::string::npos);
