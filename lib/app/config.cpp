@@ -180,6 +180,9 @@ ConfigReader ConfigReader::load(const std::optional<std::filesystem::path>& file
                                 const std::vector<std::string>& sets) {
   if (!file) return from_json(json::object(), "<defaults>", sets);
   const std::string name = file->string();
+  // A directory opens as a stream on Linux and then read as "invalid JSON at line 1".
+  if (std::filesystem::is_directory(*file))
+    throw ConfigError(ConfigError::FreeText{}, name, "", "is a directory, not a config file");
   std::ifstream in(*file);
   if (!in) {
     throw ConfigError(ConfigError::FreeText{}, name, "",

@@ -191,6 +191,9 @@ TEST_CASE("config: files: missing, syntax errors with line and column") {
   test::TempDir dir;
   CHECK_THROWS_WITH_AS(ConfigReader::load(dir / "none.json"),
                        doctest::Contains("none.json: no such file"), ConfigError);
+  std::filesystem::create_directories(dir / "adir");  // was "invalid JSON: ... line 1, column 1"
+  CHECK_THROWS_WITH_AS(ConfigReader::load(dir / "adir"),
+                       doctest::Contains("adir: is a directory, not a config file"), ConfigError);
   std::ofstream(dir / "bad.json") << "{\n  \"dt\": 0.1,\n  \"x\": }\n";
   CHECK_THROWS_WITH_AS(ConfigReader::load(dir / "bad.json"),
                        doctest::Contains("bad.json: invalid JSON: parse error at line 3, column 8"),
