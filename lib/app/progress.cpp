@@ -93,8 +93,11 @@ void check_interrupted() {
   }
 }
 
-Progress::Progress(std::string unit, std::size_t total)
-    : unit_(std::move(unit)), total_(total), start_(std::chrono::steady_clock::now()) {
+Progress::Progress(std::string unit, std::size_t total, bool every_unit)
+    : unit_(std::move(unit)),
+      total_(total),
+      start_(std::chrono::steady_clock::now()),
+      every_unit_(every_unit) {
   bar_ = isatty(STDERR_FILENO) && log_format() == LogFormat::Text &&
          spdlog::default_logger()->level() == spdlog::level::info;
 }
@@ -127,7 +130,7 @@ void Progress::tick(std::size_t n, const std::string& note) {
   const auto now = std::chrono::steady_clock::now();
   if (!should_print(first ? 1 : done_, total_,
                     std::chrono::duration<double>(now - last_line_).count(),
-                    spdlog::default_logger()->level() <= spdlog::level::debug))
+                    every_unit_ || spdlog::default_logger()->level() <= spdlog::level::debug))
     return;
   last_line_ = now;
   const double seconds = std::chrono::duration<double>(now - start_).count();

@@ -18,8 +18,9 @@ namespace datadyn::app {
 
 class Progress {
  public:
-  /// `unit` names one unit of work ("frame", "epoch", "simulation").
-  Progress(std::string unit, std::size_t total);
+  /// `unit` names one unit of work ("frame", "epoch", "simulation"). `every_unit`: a line for
+  /// each unit, not at most one a second (units whose lines carry news, such as a loss).
+  Progress(std::string unit, std::size_t total, bool every_unit = false);
   ~Progress();
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;
@@ -44,7 +45,7 @@ class Progress {
   std::string unit_;
   std::size_t total_, done_ = 0;
   std::chrono::steady_clock::time_point start_, last_line_;
-  bool bar_ = false, finished_ = false;
+  bool every_unit_ = false, bar_ = false, finished_ = false;
 };
 
 /// How long the work has to stop by itself after SIGINT/SIGTERM before the process ends anyway.

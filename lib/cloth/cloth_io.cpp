@@ -737,7 +737,8 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
                     ", past train.max_epochs = " + std::to_string(config.train.max_epochs));
     spdlog::info("resuming from {} after epoch {}", checkpoint_path.string(), resume->state.epoch);
   }
-  app::Progress progress("epoch", static_cast<std::size_t>(config.train.max_epochs));
+  // Every epoch: its line carries the losses.
+  app::Progress progress("epoch", static_cast<std::size_t>(config.train.max_epochs), true);
   auto result = learn::train_mlp(
       train, test, config.train,
       [&](const learn::EpochReport& e) {

@@ -150,9 +150,12 @@ TEST_CASE("cloth-train: training resumed from its checkpoint ends with the unint
   REQUIRE(run_command(kTool + " simulate" + kSmall + " -o " + t).exit_code == 0);
   const std::string train = kTool + " train" + kSmall + " --set train.checkpoint_every=1 -i " + t;
   // Uninterrupted: 4 epochs. Interrupted: 2 epochs, then resumed to 4 from the checkpoint.
-  auto r = run_command(train + " -o " + (dir / "whole.h5").string());
+  auto r = run_command(train + " --log-level info -o " + (dir / "whole.h5").string());
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
+  // A line for every epoch, with its losses (other progress comes at most once a second).
+  for (int e = 1; e <= 4; ++e)
+    CHECK(r.err.find("epoch " + std::to_string(e) + "/4 (") != std::string::npos);
   const auto part = (dir / "part.h5").string();
   r = run_command(train + " --set train.max_epochs=2 -o " + part);
   REQUIRE(r.exit_code == 0);
