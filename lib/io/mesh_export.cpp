@@ -6,6 +6,7 @@
 #include <exception>
 #include <map>
 #include <new>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -590,6 +591,14 @@ MeshExportResult export_cache(const MeshExportParams& params, const Provenance& 
     const bool needs_voxel = (source == ExportSource::Particles) ||
                              (format == ExportFormat::Vdb && source == ExportSource::Mesh);
     if (needs_voxel && !job.indices.empty()) {
+      // The first exported frame, read once for the voxel size and the band check.
+      const FrameSource src(seq, job, params.input.string() + ": /sequences/" + job.sequence);
+      const std::size_t first = job.indices.front();
+      std::optional<PolygonMesh> first_mesh;
+      const auto first_frame = [&]() -> const PolygonMesh& {
+        if (!first_mesh) first_mesh = src.mesh(first);
+        return *first_mesh;
+      };
       job.voxel_size = params.level_set.voxel_size;
       if (!(job.voxel_size > 0)) {
         const Attributes attrs = seq.attributes();
@@ -601,12 +610,11 @@ MeshExportResult export_cache(const MeshExportParams& params, const Provenance& 
           how = "the sequence's particle_spacing";
         }
         if (!(spacing > 0)) {
-          const FrameSource src(seq, job, params.input.string() + ": /sequences/" + job.sequence);
-          const PolygonMesh m = src.mesh(job.indices.front());
+          const PolygonMesh& m = first_frame();
           spacing =
               source == ExportSource::Mesh ? mean_edge_length(m) : mean_nearest_distance(m.points);
           how = source == ExportSource::Mesh ? "the mean edge length" : "the mean particle spacing";
-          how += " of frame " + std::to_string(seq.frames()[job.indices.front()]);
+          how += " of frame " + std::to_string(seq.frames()[first]);
         }
         if (!(spacing > 0))
           throw IoError(where +
@@ -618,14 +626,11 @@ MeshExportResult export_cache(const MeshExportParams& params, const Provenance& 
                std::to_string(job.voxel_size) + " m (half " + how + ")");
       }
       job.radius = params.level_set.radius > 0 ? params.level_set.radius : 2 * job.voxel_size;
-      if (source == ExportSource::Mesh) {
-        const FrameSource src(seq, job, params.input.string() + ": /sequences/" + job.sequence);
-        const std::size_t first = job.indices.front();
-        check_band_voxels(src.mesh(first), job.voxel_size, params,
+      if (source == ExportSource::Mesh)
+        check_band_voxels(first_frame(), job.voxel_size, params,
                           params.input.string() + ": /sequences/" + job.sequence + ": frame " +
                               std::to_string(seq.frames()[first]),
                           true);
-      }
       if (source == ExportSource::Particles && job.radius < 1.5 * job.voxel_size * (1 - 1e-9))
         throw ConfigError(
             ConfigError::FreeText{}, params.config_origin("level_set.radius"), "/level_set/radius",
