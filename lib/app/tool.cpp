@@ -3,6 +3,8 @@
 #include <tbb/global_control.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <new>
 #include <stdexcept>
@@ -19,8 +21,62 @@
 #include "core/simd.hpp"
 #include "io/atomic_file.hpp"
 #include "io/hdf5_library.hpp"
+#include "io/temporary_files.hpp"
 
 namespace datadyn::app {
+
+namespace {
+
+// Three significant digits in decimal units, as `ls -h --si` and file managers show them.
+std::string byte_text(std::uintmax_t bytes) {
+  if (bytes < 1000) return std::to_string(bytes) + " B";
+  static constexpr const char* units[] = {"kB", "MB", "GB", "TB", "PB"};
+  double value = static_cast<double>(bytes);
+  std::size_t u = 0;
+  for (value /= 1000.0; value >= 999.5 && u + 1 < std::size(units); ++u) value /= 1000.0;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g %s", value, units[u]);
+  return buf;
+}
+
+std::string sized(const std::filesystem::path& file) {
+  std::error_code ec;
+  const auto bytes = std::filesystem::file_size(file, ec);
+  return ec ? file.string() : file.string() + " (" + byte_text(bytes) + ")";
+}
+
+}  // namespace
+
+std::string committed_line(const std::vector<std::filesystem::path>& files, double seconds,
+                           bool ok) {
+  // A file rewritten in one run (a features cache made again) is named once.
+  std::vector<std::filesystem::path> unique;
+  for (const auto& f : files)
+    if (std::find(unique.begin(), unique.end(), f) == unique.end()) unique.push_back(f);
+  if (unique.empty()) return "";
+  std::string what;
+  if (unique.size() <= 4) {
+    for (std::size_t k = 0; k < unique.size(); ++k)
+      what += (k == 0 ? "" : k + 1 == unique.size() ? " and " : ", ") + sized(unique[k]);
+  } else {
+    std::uintmax_t total = 0;
+    for (const auto& f : unique) {
+      std::error_code ec;
+      const auto bytes = std::filesystem::file_size(f, ec);
+      if (!ec) total += bytes;
+    }
+    what = std::to_string(unique.size()) + " files (" + byte_text(total) + "), " +
+           unique.front().string() + " to " + unique.back().string() + ",";
+  }
+  if (!ok) return "kept " + what + (what.back() == ',' ? "" : ",") + " written before the failure";
+  char time[32];
+  if (seconds < 1000)
+    std::snprintf(time, sizeof time, "%.3g s", seconds);
+  else
+    std::snprintf(time, sizeof time, "%ld:%02ld:%02ld", static_cast<long>(seconds) / 3600,
+                  static_cast<long>(seconds) / 60 % 60, static_cast<long>(seconds) % 60);
+  return "wrote " + what + " in " + time;
+}
 
 std::string shell_quote(const std::vector<std::string>& args) {
   std::string out;
@@ -360,6 +416,8 @@ int Tool::run(int argc, char** argv) {
     return 2;
   }
   install_interrupt_handlers();
+  const auto started = std::chrono::steady_clock::now();
+  int code = 0;
   try {
     Context ctx(name_, chosen->command, o, shell_quote(reproducible_args(args)));
     // Validate the flags that have a grammar before any work starts.
@@ -408,32 +466,36 @@ int Tool::run(int argc, char** argv) {
                  chosen->command.empty() ? "" : " " + chosen->command, kVersion, ctx.threads(),
                  ctx.threads() == 1 ? "" : "s");
     chosen->handler(ctx);
-    return 0;
   } catch (const ExitRequest& r) {
-    return r.code;
+    code = r.code;
   } catch (const UsageError& e) {
     spdlog::error("{}", e.what());
-    return 2;
+    code = 2;
   } catch (const ConfigError& e) {
     spdlog::error("{}", e.what());
-    return 2;
+    code = 2;
   } catch (const InternalError& e) {
     spdlog::error("internal error: {}", e.what());
-    return 1;
+    code = 1;
   } catch (const std::bad_alloc&) {
     spdlog::error(
         "out of memory: the inputs or settings ask for more than this machine has "
         "(check sizes, counts and spacings in the config)");
-    return 1;
+    code = 1;
   } catch (const std::length_error&) {
     spdlog::error(
         "out of memory: the inputs or settings ask for an array larger than any "
         "machine holds (check sizes, counts and spacings in the config)");
-    return 1;
+    code = 1;
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());
-    return 1;
+    code = 1;
   }
+  const std::string line = committed_line(
+      io::take_committed(),
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), code == 0);
+  if (!line.empty()) spdlog::info("{}", line);
+  return code;
 }
 
 }  // namespace datadyn::app

@@ -178,6 +178,13 @@ std::vector<std::string> reproducible_args(const std::vector<std::string>& args)
 /// The words of a line made by shell_quote (plain words, '...' quoting, \' escapes).
 std::vector<std::string> shell_split(const std::string& line);
 
+/// The closing log line of a run that put `files` in place (io::take_committed), or "" for none:
+/// "wrote a.h5 (1.2 MB) in 3.4 s"; up to four files by name, more as a count with the first and
+/// last. `ok` false (the run failed): "kept a.h5 (1.2 MB), written before the failure". Sizes
+/// are read from the files (one that is gone shows none).
+std::string committed_line(const std::vector<std::filesystem::path>& files, double seconds,
+                           bool ok);
+
 /// The command line a cache merged from shards records: a shard's recorded line without
 /// `--shard K/N` and with its output (`-o`, `--output`) replaced by `output` - the line the
 /// single-machine run writing `output` records, so that the merged bytes equal that run's.

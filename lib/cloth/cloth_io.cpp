@@ -502,7 +502,6 @@ void run_simulate(app::Context& ctx, const ClothConfig& config) {
   }
   progress.finish();
   writer.commit();
-  spdlog::info("wrote {}", out.string());
 }
 
 /// The training state of a checkpoint (learn::TrainState) under /checkpoint.
@@ -754,7 +753,6 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
   write_model(writer, model);
   writer.set_attribute("/model", "stopped_early", std::int64_t{result.stopped_early});
   writer.commit();
-  spdlog::info("wrote {}", out.string());
 }
 
 void run_upscale(app::Context& ctx, const ClothConfig& config, const std::string& method_flag) {
@@ -881,7 +879,6 @@ void run_upscale(app::Context& ctx, const ClothConfig& config, const std::string
                         {{"method", method}, {"dsds_factor", std::int64_t{f}}}, rest);
   }
   writer.commit();
-  spdlog::info("wrote {}", out.string());
 }
 
 void run_evaluate(app::Context& ctx, const ClothConfig& config) {

@@ -484,7 +484,6 @@ void run_fit(app::Context& ctx) {
   w.commit();
   report["provenance"] = app::provenance_json(ctx.provenance());
   write_json(rp, report);
-  spdlog::info("wrote {} and {}", out.string(), rp.string());
 }
 
 namespace {

@@ -145,6 +145,7 @@ void AtomicFile::commit() {
   committed_ = true;
   active_ = false;
   registration_ = {};
+  note_committed(path_);
 }
 
 void check_replaceable(const std::filesystem::path& path) {

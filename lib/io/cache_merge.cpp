@@ -426,6 +426,7 @@ MergeResult merge_caches(const std::vector<std::filesystem::path>& inputs,
   std::error_code ec;
   std::filesystem::rename(canonical, output, ec);
   if (ec) throw IoError(m.out_name + ": cannot rename the merged file into place: " + ec.message());
+  note_committed(output);
   return m.result;
 }
 

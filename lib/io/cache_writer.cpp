@@ -581,6 +581,7 @@ void CacheWriter::commit() {
     throw IoError(w.file_name + ": cannot rename the finished file into place: " + why);
   }
   w.committed = true;
+  note_committed(w.path);
 }
 
 }  // namespace datadyn::io

@@ -3,6 +3,7 @@
 #include <mutex>
 #include <set>
 #include <utility>
+#include <vector>
 
 namespace datadyn::io {
 
@@ -11,6 +12,7 @@ namespace {
 struct Registry {
   std::mutex mutex;
   std::multiset<std::string> paths;
+  std::vector<std::filesystem::path> committed;
 };
 
 // Never destroyed: the watchdog thread may use it while the main thread runs exit().
@@ -61,6 +63,18 @@ std::size_t remove_registered_temporaries() noexcept {
     if (std::filesystem::remove(p, ec)) ++removed;
   }
   return removed;
+}
+
+void note_committed(const std::filesystem::path& path) {
+  Registry& r = registry();
+  const std::lock_guard lock(r.mutex);
+  r.committed.push_back(path);
+}
+
+std::vector<std::filesystem::path> take_committed() {
+  Registry& r = registry();
+  const std::lock_guard lock(r.mutex);
+  return std::exchange(r.committed, {});
 }
 
 }  // namespace datadyn::io

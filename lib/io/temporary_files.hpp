@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace datadyn::io {
 
@@ -31,5 +32,11 @@ class TemporaryRegistration {
 /// Thread-safe; the registry lives until the process ends, so this may run while static
 /// destructors do.
 std::size_t remove_registered_temporaries() noexcept;
+
+/// Notes a file the writers have just renamed from its temporary name into place, for the tool's
+/// closing log line. Thread-safe.
+void note_committed(const std::filesystem::path& path);
+/// The files noted since the last call, in the order they were committed; clears the list.
+std::vector<std::filesystem::path> take_committed();
 
 }  // namespace datadyn::io

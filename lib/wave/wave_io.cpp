@@ -658,7 +658,6 @@ void run_wave_edit(const EditParams& p, const EditRun& run) {
   writer.commit();
   write_text(run.report, report_text);
   write_text(run.plot, plot_text);
-  spdlog::info("report {}, picture {}", run.report.string(), run.plot.string());
 }
 
 }  // namespace datadyn::wave

@@ -1,7 +1,12 @@
 #include <doctest/doctest.h>
 
+#include <fstream>
+#include <string>
+
 #include "app/progress.hpp"
 #include "app/tool.hpp"
+#include "io/atomic_file.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace datadyn::app;
 
@@ -54,4 +59,44 @@ TEST_CASE("shell_split and merged_command_line: a shard's line becomes the singl
   CHECK(merged_command_line("sim --output 'my part.h5'", "my all.h5") ==
         "sim --output 'my all.h5'");
   CHECK(merged_command_line("sim -opart.h5 --shard 1/2", "all.h5") == "sim -oall.h5");
+}
+
+TEST_CASE("committed_line: what a run wrote, with sizes and the time taken") {
+  datadyn::test::TempDir dir;
+  const auto file = [&](const std::string& name, std::size_t bytes) {
+    std::ofstream(dir / name, std::ios::binary) << std::string(bytes, 'x');
+    return dir / name;
+  };
+  const auto a = file("a.h5", 1234), b = file("b.json", 999), c = file("c.svg", 999500);
+  CHECK(committed_line({}, 1.0, true).empty());
+  CHECK(committed_line({a}, 2.5, true) == "wrote " + a.string() + " (1.23 kB) in 2.5 s");
+  // 999.5 kB rounds to 1 MB, not "1e+03 kB".
+  CHECK(committed_line({a, b, c, a}, 0.0123, true) == "wrote " + a.string() + " (1.23 kB), " +
+                                                          b.string() + " (999 B) and " +
+                                                          c.string() + " (1 MB) in 0.0123 s");
+  CHECK(committed_line({a}, 3725.0, true) == "wrote " + a.string() + " (1.23 kB) in 1:02:05");
+  std::vector<std::filesystem::path> frames;
+  for (int k = 1; k <= 5; ++k) frames.push_back(file("f." + std::to_string(k) + ".obj", 1000));
+  CHECK(committed_line(frames, 1.5, true) == "wrote 5 files (5 kB), " + frames.front().string() +
+                                                 " to " + frames.back().string() + ", in 1.5 s");
+  // A failed run names what it kept; a file gone since shows no size.
+  CHECK(committed_line({a, dir / "gone.h5"}, 9.0, false) ==
+        "kept " + a.string() + " (1.23 kB) and " + (dir / "gone.h5").string() +
+            ", written before the failure");
+  CHECK(committed_line(frames, 9.0, false) == "kept 5 files (5 kB), " + frames.front().string() +
+                                                  " to " + frames.back().string() +
+                                                  ", written before the failure");
+}
+
+TEST_CASE("take_committed: the writers note each file they put in place") {
+  datadyn::test::TempDir dir;
+  (void)datadyn::io::take_committed();  // whatever other tests committed
+  {
+    datadyn::io::AtomicFile f(dir / "done.txt");
+    f.write("x");
+    f.commit();
+  }
+  { datadyn::io::AtomicFile f(dir / "abandoned.txt"); }  // discarded: not noted
+  CHECK(datadyn::io::take_committed() == std::vector<std::filesystem::path>{dir / "done.txt"});
+  CHECK(datadyn::io::take_committed().empty());  // taking clears the list
 }

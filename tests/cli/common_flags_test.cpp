@@ -38,9 +38,13 @@ bool dir_is_empty_but(const std::filesystem::path& dir, const std::string& keep)
 TEST_CASE("a default run succeeds and writes a valid cache") {
   TempDir dir;
   const auto out = dir / "wave.h5";
-  const auto r = run_command(kFixture + " -q -o " + out.string());
+  const auto r = run_command(kFixture + " -o " + out.string());
   INFO(r.err);
   CHECK(r.exit_code == 0);
+  // The last line says what was written, its size and the time taken.
+  const auto line = r.err.find("[info] wrote " + out.string() + " (");
+  REQUIRE(line != std::string::npos);
+  CHECK(r.err.find(" kB) in ", line) != std::string::npos);  // the cache is 73 kB
   datadyn::io::CacheReader cache(out);
   const auto s = cache.sequence("wave");
   CHECK(s.frame_count() == 48);

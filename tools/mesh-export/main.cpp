@@ -32,10 +32,8 @@ int main(int argc, char** argv) {
         plan_params.dry_run = true;
         const auto plan = io::export_cache(plan_params, provenance, {}, {});
         app::Progress progress("frame", plan.frames);
-        const auto result = io::export_cache(params, provenance, progress.callback(), note);
+        io::export_cache(params, provenance, progress.callback(), note);
         progress.finish();
-        spdlog::info("wrote {} ({})", app::counted(result.files.size(), "file", "files"),
-                     app::counted(result.frames, "frame", "frames"));
       },
       app::Splits{.frames = true, .shards = true});
   app::add_mesh_export_flags(cli, flags);

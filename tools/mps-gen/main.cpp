@@ -33,8 +33,6 @@ int main(int argc, char** argv) {
         io::CacheWriter writer(out, ctx.provenance());
         fluid::write_database(params, sims, run, writer);
         writer.commit();
-        spdlog::info("wrote {} to {}", app::counted(sims.size(), "simulation", "simulations"),
-                     out.string());
       },
       app::Splits{.frames = true, .shards = true, .inputs = false, .output_default = "db.h5"});
   return tool.run(argc, argv);

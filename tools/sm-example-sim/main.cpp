@@ -40,7 +40,6 @@ int main(int argc, char** argv) {
             });
         progress.finish();
         if (!report.ok) throw RunError(report.message);
-        spdlog::info("wrote {} frames to {}", report.frames_written, out.string());
       },
       app::Splits{.frames = true, .shards = true, .inputs = false, .output_default = "elastic.h5"});
   return tool.run(argc, argv);
