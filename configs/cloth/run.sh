@@ -36,4 +36,4 @@ else
   echo "cloth: $bin/mesh-export not built; skipping the OBJ export" >&2
 fi
 echo "cloth: $out/$scene.upscaled.h5, tables $out/$scene.eval.md and .json," \
-     "loss curves $out/$scene.eval_loss.svg"
+     "loss curves $out/$scene.eval.loss.svg"

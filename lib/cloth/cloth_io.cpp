@@ -894,8 +894,15 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
   for (const auto& n : models.front().second.test_sequences)
     if (std::find(all.begin(), all.end(), n) != all.end()) names.push_back(n);
   if (names.empty()) {
-    spdlog::warn("{}: none of the model's test sequences is here; evaluating every sequence",
-                 inputs[0].string());
+    // A model trained on a single run held none out: its errors below are training errors.
+    if (models.front().second.test_sequences.empty())
+      spdlog::warn(
+          "{} held no sequence out of its training (one run, or test_fraction 0): "
+          "evaluating every sequence of {}, errors on seen data",
+          models.front().first, inputs[0].string());
+    else
+      spdlog::warn("{}: none of the model's test sequences is here; evaluating every sequence",
+                   inputs[0].string());
     names = all;
   }
   for (const auto& n : names) expect_miniature_factor(cache.sequence(n), inputs[0], 1);
@@ -903,7 +910,7 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
   for (const char* ext : {".json", ".md"})
     if (prefix.size() > std::string(ext).size() && prefix.ends_with(ext))
       prefix.resize(prefix.size() - std::string(ext).size());
-  for (const char* ext : {".json", ".md", "_loss.svg"})
+  for (const char* ext : {".json", ".md", ".loss.svg"})
     ctx.refuse_input(prefix + ext, "-o/--output (the report " + prefix + ext + ")");
   if (ctx.dry_run()) {
     std::printf("would evaluate %s on %s into %s.json, %s.md\n",
@@ -1078,10 +1085,10 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
           num(r, "network_error") + " | " + ms(r, "network_ms_per_frame") + " | " +
           ms(r, "speedup") + " | " + num(r, "bilinear_error") + " |\n";
   md +=
-      "\nLoss curves: `" + std::filesystem::path(prefix + "_loss.svg").filename().string() + "`\n";
+      "\nLoss curves: `" + std::filesystem::path(prefix + ".loss.svg").filename().string() + "`\n";
   write_text(prefix + ".json", report.dump(2) + "\n");
   write_text(prefix + ".md", md);
-  write_text(prefix + "_loss.svg", svg_loss_curves(models));
+  write_text(prefix + ".loss.svg", svg_loss_curves(models));
   std::fputs(md.c_str(), stdout);
 }
 

@@ -6,7 +6,7 @@
 ///   simulate  config -> target.h5    one sequence per run (variations over mass, k, time step)
 ///   train     target.h5 -> model.h5  /model: layers, normalisation, DSDS factor, loss history
 ///   upscale   model.h5 -> cloth.h5   miniature simulated (or read) and upscaled per frame
-///   evaluate  target.h5 + model.h5(s) -> <prefix>.json, <prefix>.md, <prefix>_loss.svg
+///   evaluate  target.h5 + model.h5(s) -> <prefix>.json, <prefix>.md, <prefix>.loss.svg
 
 #include <filesystem>
 #include <string>

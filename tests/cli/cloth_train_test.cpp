@@ -220,7 +220,19 @@ TEST_CASE("cloth-train: simulate, train, upscale and evaluate chain through thei
         std::string::npos);
   CHECK(report["provenance"]["config"].is_object());
   CHECK(std::filesystem::exists(dir / "eval.md"));
-  CHECK(std::filesystem::exists(dir / "eval_loss.svg"));
+  CHECK(std::filesystem::exists(dir / "eval.loss.svg"));
+  CHECK(r.err.find("held no sequence out") == std::string::npos);  // 1 of 3 runs was held out
+
+  // A model that held nothing out (one run, the built-in default) is evaluated on what it saw,
+  // and the warning says so rather than that its test runs are missing.
+  const auto all = (dir / "all.h5").string();
+  REQUIRE(
+      run_command(kTool + " train" + kSmall + " --set train.test_fraction=0 -i " + t + " -o " + all)
+          .exit_code == 0);
+  r = run_command(kTool + " evaluate" + kSmall + " -i " + t + " -i " + all + " -o " +
+                  (dir / "eval_all").string());
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.find("all.h5 held no sequence out of its training") != std::string::npos);
 
   // The model where runs belong (an easy slip in a script's -i list): it read as a cache without
   // sequences and gave NaN tables or an empty upscale with exit 0. Each command now names it.
