@@ -286,7 +286,7 @@ TEST_CASE("wave-edit: bad databases and bad edits are clear errors that write no
 TEST_CASE("wave-edit on an mps-gen dam-break database: H_n grows with the column height") {
   TempDir dir;
   const std::string bin = DATADYN_BIN_DIR;
-  // A coarse database (l0 = 2.5 cm, 1.5 s) of three columns, as configs/water/demo.sh makes.
+  // A coarse database (l0 = 2.5 cm, 1.5 s) of three columns.
   auto r = run_command(bin + "/mps-gen -q -c " + std::string(DATADYN_SOURCE_DIR) +
                        "/configs/water/db.json --set scene.l0=0.025 --set scene.duration=1.5 "
                        "--set sweep.heights=0.25,0.36,0.48 -o " +
