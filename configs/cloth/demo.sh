@@ -21,5 +21,6 @@ corrector=(--set features.local=true --set features.residual=true --set train.mi
   -o "$out/cloth.eval" >/dev/null
 "$bin/mesh-export" -i "$out/cloth.upscaled.h5" -o "$out/frames/cloth.####.obj"
 "$bin/mesh-export" -i "$out/cloth.corrected.h5" -o "$out/frames/corrected.####.obj"
-echo "cloth demo: the upscaled curtain in $out/frames/ (cloth.####.obj, corrected.####.obj);" \
-     "errors in $out/cloth.eval.md"
+echo "cloth demo: the upscaled curtain in $out/frames/: cloth.####.obj by the paper's network" \
+     "(after this short training still rough), corrected.####.obj by the corrector;" \
+     "errors and roughness in $out/cloth.eval.md"
