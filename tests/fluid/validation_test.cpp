@@ -1,6 +1,7 @@
 // Validation of the MPS solver against experiment, a second method and closed forms: the Martin &
-// Moyce dam break (1952, as digitized in PySPH), an instant-release dam break against two SPH
-// codes, a still tank (hydrostatic pressure, no motion), conservation and containment.
+// Moyce dam break (1952, as digitized in PySPH) and their square column (as digitized in JAX-SPH),
+// an instant-release dam break against two SPH codes, a still tank (hydrostatic pressure, no
+// motion), conservation and containment.
 
 #include <doctest/doctest.h>
 
@@ -122,6 +123,79 @@ TEST_CASE("dam break (n^2 = 2) against Martin & Moyce, volume conserved, nothing
                 exp_speed, sim_speed);
   table += buf;
   MESSAGE("dam break, l0 = 0.0125 m, against Martin & Moyce:\n" << table);
+}
+
+TEST_CASE("square column (n^2 = 1): the residual column falls as Martin & Moyce measured") {
+  // Martin & Moyce's square column, as digitized in JAX-SPH's validation data
+  // (tumaer/jax-sph, validation/ref/dambreak_data.py): the time T = t sqrt(g / a) at which the
+  // column at the back wall has fallen to h / a = 0.89, 0.78, ... (steps of 0.11), and at which
+  // the front reaches Z / a. Column a = 0.25 m square in a 2 m tank (the surge reaches the far
+  // wall, Z = 8, after T = 4.4), l0 = 0.0125 m (20 particles across), 1.1 s (T = 6.9).
+  tbb::global_control threads(tbb::global_control::max_allowed_parallelism, 2);
+  Scene s;
+  s.tank.vertices = {{0, 0}, {2, 0}, {2, 1}, {0, 1}};
+  s.l0 = 0.0125;
+  s.duration = 1.1;
+  s.frame_rate = 400;
+  const double a = 0.25;
+  s.column = {0.0, a, a, 0.0, Eigen::Vector2d::Zero()};
+  const Tank tank(s.tank, s.l0);
+  const InitialWater w = initial_water(tank, s, s.column);
+  MpsParams p;
+  const double t_scale = std::sqrt(9.81 / a);
+  std::vector<double> T, Z, H;
+  Points2 x;
+  const SimulationResult r =
+      run_simulation(tank, s, p, w, [&](std::size_t, double t, const MpsSolver& solver) {
+        solver.fluid_positions(x);
+        T.push_back(t * t_scale);
+        Z.push_back((x.col(0).maxCoeff() + 0.5 * s.l0) / a);
+        double h = 0;  // the top of the particles in the first column of the lattice
+        for (Eigen::Index i = 0; i < x.rows(); ++i)
+          if (x(i, 0) < 1.5 * s.l0) h = std::max(h, x(i, 1) + 0.5 * s.l0);
+        H.push_back(h / a);
+      });
+  INFO(r.message);
+  REQUIRE(r.ok);
+  // The height falls monotonically but for the lattice's steps: the first time at or below.
+  const auto first_below = [&](double level) {
+    for (std::size_t k = 0; k < T.size(); ++k)
+      if (H[k] <= level) return T[k];
+    return -1.0;
+  };
+  const std::vector<double> exp_h{0.89, 0.78, 0.67, 0.56, 0.44, 0.33, 0.22};
+  const std::vector<double> exp_t{0.80, 1.29, 1.74, 2.15, 2.57, 3.08, 4.27};
+  std::string table;
+  for (std::size_t k = 0; k < exp_h.size(); ++k) {
+    const double ts = first_below(exp_h[k]);
+    const double err = (ts - exp_t[k]) / exp_t[k];
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "h/a %.2f: T %.2f exp, %.2f sim (%+.0f%%)\n", exp_h[k], exp_t[k],
+                  ts, 100 * err);
+    table += buf;
+    INFO("h/a = " << exp_h[k] << ": T_exp " << exp_t[k] << ", T_sim " << ts);
+    // The collapse of the column itself is not slowed at the floor's toe: within 10 % in T (the
+    // low end of the band the reference note gives published codes for the front; measured: at
+    // most 5 %). A release later than the clock's start would show here at once: a delay of 0.2
+    // in T moves the first point by about 30 %.
+    CHECK(ts > 0);
+    CHECK(std::abs(err) <= 0.10);
+  }
+  // The front of the same run leads the experiment's, as in the n^2 = 2 series: by 0.14-0.23 in
+  // T up to Z/a 2.56, 0.28 at Z/a 3 (docs/tools/mps-gen.md; asserted only as a lead, below 0.6).
+  const std::vector<double> exp_fz{1.11, 1.22, 1.44, 1.67, 1.89, 2.11, 2.33, 2.56, 2.78, 3.00};
+  const std::vector<double> exp_ft{0.43, 0.62, 0.80, 0.97, 1.14, 1.29, 1.45, 1.62, 1.76, 1.93};
+  for (std::size_t k = 0; k < exp_fz.size(); ++k) {
+    const double ts = first_reach(T, Z, exp_fz[k]);
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "Z/a %.2f: T %.2f exp, %.2f sim (%+.0f%%)\n", exp_fz[k],
+                  exp_ft[k], ts, 100 * (ts - exp_ft[k]) / exp_ft[k]);
+    table += buf;
+    CHECK(ts > 0);
+    CHECK(ts <= exp_ft[k]);
+    CHECK(exp_ft[k] - ts < 0.6);
+  }
+  MESSAGE("square column, l0 = 0.0125 m, against Martin & Moyce:\n" << table);
 }
 
 TEST_CASE("the instant-release dam break agrees with two independent SPH codes") {
