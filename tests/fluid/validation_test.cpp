@@ -25,6 +25,8 @@ const std::vector<double> kMmT{0.41, 0.84, 1.19, 1.43, 1.63, 1.83, 1.98, 2.20,
 const std::vector<double> kMmZ{1.11, 1.22, 1.44, 1.67, 1.89, 2.11, 2.33, 2.56,
                                2.78, 3.00, 3.22, 3.44, 3.67, 3.89, 4.11};
 
+const double kColumnL0 = 0.0125;  // 20 particles across a = 0.25 m
+
 /// First time (interpolated) at which the curve (ts, zs) reaches z; -1 if never.
 double first_reach(const std::vector<double>& ts, const std::vector<double>& zs, double z) {
   for (std::size_t k = 1; k < ts.size(); ++k) {
@@ -36,6 +38,23 @@ double first_reach(const std::vector<double>& ts, const std::vector<double>& zs,
   return -1;
 }
 
+/// A water column `a` wide and `height` high at the left end of a tank `length` long and 1 m
+/// high, l0 = 0.0125 m, observed 400 times a second for `duration` seconds on two threads.
+SimulationResult run_column(double a, double height, double length, double duration,
+                            const FrameCallback& observe) {
+  tbb::global_control threads(tbb::global_control::max_allowed_parallelism, 2);
+  Scene s;
+  s.tank.vertices = {{0, 0}, {length, 0}, {length, 1}, {0, 1}};
+  s.l0 = kColumnL0;
+  s.duration = duration;
+  s.frame_rate = 400;
+  s.column = {0.0, a, height, 0.0, Eigen::Vector2d::Zero()};
+  const Tank tank(s.tank, s.l0);
+  const InitialWater w = initial_water(tank, s, s.column);
+  REQUIRE(w.position.rows() == std::lround(a / s.l0) * std::lround(height / s.l0));
+  return run_simulation(tank, s, MpsParams{}, w, observe);
+}
+
 }  // namespace
 
 TEST_CASE("dam break (n^2 = 2) against Martin & Moyce, volume conserved, nothing leaves the tank") {
@@ -43,29 +62,18 @@ TEST_CASE("dam break (n^2 = 2) against Martin & Moyce, volume conserved, nothing
   // 1.0 m high instead of 0.6 m so the jet up the far wall after the impact (t > 0.35 s) stays in
   // the open tank. l0 = 0.0125 m puts 20 particles across the column (800 in all): the front is
   // resolved to l0/a = 5 % of a and the run (0.7 s simulated) takes a few seconds on 2 cores.
-  tbb::global_control threads(tbb::global_control::max_allowed_parallelism, 2);
-  Scene s;
-  s.tank.vertices = {{0, 0}, {1, 0}, {1, 1}, {0, 1}};
-  s.l0 = 0.0125;
-  s.duration = 0.7;
-  s.frame_rate = 400;
-  const double a = 0.25;
-  s.column = {0.0, a, 2 * a, 0.0, Eigen::Vector2d::Zero()};
-  const Tank tank(s.tank, s.l0);
-  const InitialWater w = initial_water(tank, s, s.column);
-  REQUIRE(w.position.rows() == 20 * 40);
-  MpsParams p;
+  const double a = 0.25, l0 = kColumnL0;
   const double t_scale = std::sqrt(2 * 9.81 / a);
   std::vector<double> T, Z;
   Points2 x;
   Eigen::VectorXd n;
   double worst_density = 0, lowest_x = 1, highest_x = 0, lowest_y = 1;
   const SimulationResult r =
-      run_simulation(tank, s, p, w, [&](std::size_t, double t, const MpsSolver& solver) {
+      run_column(a, 2 * a, 1.0, 0.7, [&](std::size_t, double t, const MpsSolver& solver) {
         solver.fluid_positions(x);
         REQUIRE(static_cast<std::size_t>(x.rows()) == solver.fluid_count());
         T.push_back(t * t_scale);
-        Z.push_back((x.col(0).maxCoeff() + 0.5 * s.l0) / a);
+        Z.push_back((x.col(0).maxCoeff() + 0.5 * l0) / a);
         lowest_x = std::min(lowest_x, x.col(0).minCoeff());
         highest_x = std::max(highest_x, x.col(0).maxCoeff());
         lowest_y = std::min(lowest_y, x.col(1).minCoeff());
@@ -85,9 +93,9 @@ TEST_CASE("dam break (n^2 = 2) against Martin & Moyce, volume conserved, nothing
   REQUIRE(r.ok);
   // Containment: the solver checks every step that no particle is deeper than leak_depth = l0
   // inside a wall; independently, the water stays within half a spacing of the walls.
-  CHECK(lowest_x > -0.5 * s.l0);
-  CHECK(highest_x < 1.0 + 0.5 * s.l0);
-  CHECK(lowest_y > -0.5 * s.l0);
+  CHECK(lowest_x > -0.5 * l0);
+  CHECK(highest_x < 1.0 + 0.5 * l0);
+  CHECK(lowest_y > -0.5 * l0);
   // Volume: the particle count is fixed by construction; the density of the water (n / n0 of
   // fully surrounded particles, averaged) stays within 3 % of the lattice's, i.e. the water is
   // neither compressed nor expanded by more than 3 % in area.
@@ -131,28 +139,18 @@ TEST_CASE("square column (n^2 = 1): the residual column falls as Martin & Moyce 
   // column at the back wall has fallen to h / a = 0.89, 0.78, ... (steps of 0.11), and at which
   // the front reaches Z / a. Column a = 0.25 m square in a 2 m tank (the surge reaches the far
   // wall, Z = 8, after T = 4.4), l0 = 0.0125 m (20 particles across), 1.1 s (T = 6.9).
-  tbb::global_control threads(tbb::global_control::max_allowed_parallelism, 2);
-  Scene s;
-  s.tank.vertices = {{0, 0}, {2, 0}, {2, 1}, {0, 1}};
-  s.l0 = 0.0125;
-  s.duration = 1.1;
-  s.frame_rate = 400;
-  const double a = 0.25;
-  s.column = {0.0, a, a, 0.0, Eigen::Vector2d::Zero()};
-  const Tank tank(s.tank, s.l0);
-  const InitialWater w = initial_water(tank, s, s.column);
-  MpsParams p;
+  const double a = 0.25, l0 = kColumnL0;
   const double t_scale = std::sqrt(9.81 / a);
   std::vector<double> T, Z, H;
   Points2 x;
   const SimulationResult r =
-      run_simulation(tank, s, p, w, [&](std::size_t, double t, const MpsSolver& solver) {
+      run_column(a, a, 2.0, 1.1, [&](std::size_t, double t, const MpsSolver& solver) {
         solver.fluid_positions(x);
         T.push_back(t * t_scale);
-        Z.push_back((x.col(0).maxCoeff() + 0.5 * s.l0) / a);
+        Z.push_back((x.col(0).maxCoeff() + 0.5 * l0) / a);
         double h = 0;  // the top of the particles in the first column of the lattice
         for (Eigen::Index i = 0; i < x.rows(); ++i)
-          if (x(i, 0) < 1.5 * s.l0) h = std::max(h, x(i, 1) + 0.5 * s.l0);
+          if (x(i, 0) < 1.5 * l0) h = std::max(h, x(i, 1) + 0.5 * l0);
         H.push_back(h / a);
       });
   INFO(r.message);
