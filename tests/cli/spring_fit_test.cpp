@@ -246,6 +246,10 @@ TEST_CASE("spring-fit: mismatched or broken training data is an error naming fil
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/fit/shared_regions/0/1: expected a vertex id < 5") != std::string::npos);
   CHECK(r.err.find("got 99") != std::string::npos);
+  r = fit_with("fit.generations=2000000000");  // ran for hours: past 60 the search is done
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/fit/generations") != std::string::npos);
+  CHECK(r.err.find("[0, 60]") != std::string::npos);
   r = fit_with("fit.rigid_tolerance=-1");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/fit/rigid_tolerance") != std::string::npos);
