@@ -1,5 +1,5 @@
 # datadyn: `make` builds every tool into build/bin/, `make test` runs the suites,
-# `make demo` runs every pipeline, scaled down to seconds (configs/*/demo.sh), into out/demo/.
+# `make demo` runs every pipeline on the built-in defaults (configs/*/demo.sh), into out/demo/.
 # Each target first installs missing Debian packages (scripts/deps.sh).
 
 BUILD_DIR ?= build

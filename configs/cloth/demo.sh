@@ -4,7 +4,7 @@
 # by it, and mesh-export to an OBJ sequence. Beside it, the option beyond the paper that works
 # best at this small training budget (patch-local residual features, trained on the simulated
 # miniature as its corrector); evaluate compares both with interpolation in cloth.eval.md.
-# About 60 s on 2 cores.
+# About 50 s on 2 cores.
 # Usage: configs/cloth/demo.sh BIN_DIR OUT_DIR
 set -euo pipefail
 bin=${1:?usage: configs/cloth/demo.sh BIN_DIR OUT_DIR}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The water pipeline's demo (called by scripts/demo.sh) on the built-in defaults: mps-gen's
 # database of 15 breaking waves, wave-edit's built-in cross-section, and mesh-export to OpenVDB
-# level sets and OBJ meshes. About 40 s on 2 cores.
+# level sets and OBJ meshes. About 35 s on 2 cores.
 # Usage: configs/water/demo.sh BIN_DIR OUT_DIR
 set -euo pipefail
 bin=${1:?usage: configs/water/demo.sh BIN_DIR OUT_DIR}

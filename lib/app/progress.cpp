@@ -15,6 +15,7 @@
 #include <spdlog/spdlog.h>
 
 #include "app/logging.hpp"
+#include "app/tool.hpp"
 #include "core/errors.hpp"
 #include "io/temporary_files.hpp"
 
@@ -53,6 +54,8 @@ void watchdog() {
       r == 0 ? std::string("a second signal came before the work stopped")
              : "the work did not stop within " + std::to_string(kInterruptGrace.count()) + " s",
       removed, removed == 1 ? "" : "s");
+  if (const std::string kept = committed_line(io::take_committed(), 0.0, false); !kept.empty())
+    spdlog::warn("{}", kept);
   spdlog::default_logger()->flush();
   std::_Exit(1);
 }

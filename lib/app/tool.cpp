@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <new>
@@ -49,12 +50,18 @@ std::string sized(const std::filesystem::path& file) {
 
 std::string committed_line(const std::vector<std::filesystem::path>& files, double seconds,
                            bool ok) {
-  // A file rewritten in one run (a features cache made again) is named once.
+  // A file rewritten in one run (a features cache made again) is named once, however spelt; one
+  // removed since (mesh-export takes back a point cache whose mesh failed) is not named at all.
   std::vector<std::filesystem::path> unique;
-  for (const auto& f : files)
-    if (std::find(unique.begin(), unique.end(), f) == unique.end()) unique.push_back(f);
+  for (const auto& f : files) {
+    std::error_code ec;
+    const auto p = f.lexically_normal();
+    if (std::filesystem::exists(p, ec) &&
+        std::find(unique.begin(), unique.end(), p) == unique.end())
+      unique.push_back(p);
+  }
   if (unique.empty()) return "";
-  std::string what;
+  std::string what, range;
   if (unique.size() <= 4) {
     for (std::size_t k = 0; k < unique.size(); ++k)
       what += (k == 0 ? "" : k + 1 == unique.size() ? " and " : ", ") + sized(unique[k]);
@@ -65,17 +72,20 @@ std::string committed_line(const std::vector<std::filesystem::path>& files, doub
       const auto bytes = std::filesystem::file_size(f, ec);
       if (!ec) total += bytes;
     }
-    what = std::to_string(unique.size()) + " files (" + byte_text(total) + "), " +
-           unique.front().string() + " to " + unique.back().string() + ",";
+    what = std::to_string(unique.size()) + " files (" + byte_text(total) + ")";
+    range = ", from " + unique.front().string() + " to " + unique.back().string();
   }
-  if (!ok) return "kept " + what + (what.back() == ',' ? "" : ",") + " written before the failure";
+  if (!ok) return "kept " + what + range + ", written before the failure";
   char time[32];
-  if (seconds < 1000)
+  if (seconds < 1e-3)
+    std::snprintf(time, sizeof time, "%.2g ms", seconds * 1e3);
+  else if (seconds < 59.95)
     std::snprintf(time, sizeof time, "%.3g s", seconds);
-  else
-    std::snprintf(time, sizeof time, "%ld:%02ld:%02ld", static_cast<long>(seconds) / 3600,
-                  static_cast<long>(seconds) / 60 % 60, static_cast<long>(seconds) % 60);
-  return "wrote " + what + " in " + time;
+  else {
+    const long s = std::lround(seconds);
+    std::snprintf(time, sizeof time, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
+  }
+  return "wrote " + what + " in " + time + range;
 }
 
 std::string shell_quote(const std::vector<std::string>& args) {
@@ -494,7 +504,8 @@ int Tool::run(int argc, char** argv) {
   const std::string line = committed_line(
       io::take_committed(),
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), code == 0);
-  if (!line.empty()) spdlog::info("{}", line);
+  // What a failed run kept is a warning, so that -q (farm scripts) still shows it.
+  if (!line.empty()) spdlog::log(code == 0 ? spdlog::level::info : spdlog::level::warn, "{}", line);
   return code;
 }
 

@@ -180,8 +180,8 @@ std::vector<std::string> shell_split(const std::string& line);
 
 /// The closing log line of a run that put `files` in place (io::take_committed), or "" for none:
 /// "wrote a.h5 (1.2 MB) in 3.4 s"; up to four files by name, more as a count with the first and
-/// last. `ok` false (the run failed): "kept a.h5 (1.2 MB), written before the failure". Sizes
-/// are read from the files (one that is gone shows none).
+/// the last. `ok` false (the run failed): "kept a.h5 (1.2 MB), written before the failure".
+/// Sizes are read from the files; a file that is gone is left out.
 std::string committed_line(const std::vector<std::filesystem::path>& files, double seconds,
                            bool ok);
 

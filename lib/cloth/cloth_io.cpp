@@ -913,10 +913,10 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
   for (const char* ext : {".json", ".md", ".loss.svg"})
     ctx.refuse_input(prefix + ext, "-o/--output (the report " + prefix + ext + ")");
   if (ctx.dry_run()) {
-    std::printf("would evaluate %s on %s into %s.json, %s.md\n",
+    std::printf("would evaluate %s on %s into %s.json, %s.md, %s.loss.svg\n",
                 app::counted(models.size(), "model", "models").c_str(),
                 app::counted(names.size(), "sequence", "sequences").c_str(), prefix.c_str(),
-                prefix.c_str());
+                prefix.c_str(), prefix.c_str());
     return;
   }
   const std::vector<std::string> methods{"bilinear", "biquadratic", "bicubic", "network"};

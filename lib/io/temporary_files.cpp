@@ -65,10 +65,13 @@ std::size_t remove_registered_temporaries() noexcept {
   return removed;
 }
 
-void note_committed(const std::filesystem::path& path) {
+void note_committed(const std::filesystem::path& path) noexcept {
   Registry& r = registry();
   const std::lock_guard lock(r.mutex);
-  r.committed.push_back(path);
+  try {
+    r.committed.push_back(path);
+  } catch (...) {  // out of memory: the file is in place, only the closing line misses it
+  }
 }
 
 std::vector<std::filesystem::path> take_committed() {

@@ -35,7 +35,7 @@ std::size_t remove_registered_temporaries() noexcept;
 
 /// Notes a file the writers have just renamed from its temporary name into place, for the tool's
 /// closing log line. Thread-safe.
-void note_committed(const std::filesystem::path& path);
+void note_committed(const std::filesystem::path& path) noexcept;
 /// The files noted since the last call, in the order they were committed; clears the list.
 std::vector<std::filesystem::path> take_committed();
 

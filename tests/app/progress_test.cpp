@@ -70,22 +70,29 @@ TEST_CASE("committed_line: what a run wrote, with sizes and the time taken") {
   const auto a = file("a.h5", 1234), b = file("b.json", 999), c = file("c.svg", 999500);
   CHECK(committed_line({}, 1.0, true).empty());
   CHECK(committed_line({a}, 2.5, true) == "wrote " + a.string() + " (1.23 kB) in 2.5 s");
-  // 999.5 kB rounds to 1 MB, not "1e+03 kB".
-  CHECK(committed_line({a, b, c, a}, 0.0123, true) == "wrote " + a.string() + " (1.23 kB), " +
-                                                          b.string() + " (999 B) and " +
-                                                          c.string() + " (1 MB) in 0.0123 s");
-  CHECK(committed_line({a}, 3725.0, true) == "wrote " + a.string() + " (1.23 kB) in 1:02:05");
+  // 999.5 kB rounds to 1 MB, not "1e+03 kB"; a.h5 spelt two ways is named once.
+  CHECK(committed_line({a, b, c, dir / "." / "a.h5"}, 0.0123, true) ==
+        "wrote " + a.string() + " (1.23 kB), " + b.string() + " (999 B) and " + c.string() +
+            " (1 MB) in 0.0123 s");
+  // Times: milliseconds below one, seconds to three digits below a minute, then h:mm:ss rounded
+  // (59.97 s read "60 s", 999.7 s "1e+03 s").
+  CHECK(committed_line({a}, 1e-5, true).ends_with(" in 0.01 ms"));
+  CHECK(committed_line({a}, 59.94, true).ends_with(" in 59.9 s"));
+  CHECK(committed_line({a}, 59.97, true).ends_with(" in 0:01:00"));
+  CHECK(committed_line({a}, 999.7, true).ends_with(" in 0:16:40"));
+  CHECK(committed_line({a}, 3725.0, true).ends_with(" in 1:02:05"));
   std::vector<std::filesystem::path> frames;
   for (int k = 1; k <= 5; ++k) frames.push_back(file("f." + std::to_string(k) + ".obj", 1000));
-  CHECK(committed_line(frames, 1.5, true) == "wrote 5 files (5 kB), " + frames.front().string() +
-                                                 " to " + frames.back().string() + ", in 1.5 s");
-  // A failed run names what it kept; a file gone since shows no size.
+  CHECK(committed_line(frames, 1.5, true) == "wrote 5 files (5 kB) in 1.5 s, from " +
+                                                 frames.front().string() + " to " +
+                                                 frames.back().string());
+  // A failed run names what it kept; a file removed since is left out.
   CHECK(committed_line({a, dir / "gone.h5"}, 9.0, false) ==
-        "kept " + a.string() + " (1.23 kB) and " + (dir / "gone.h5").string() +
+        "kept " + a.string() + " (1.23 kB), written before the failure");
+  CHECK(committed_line({dir / "gone.h5"}, 9.0, false).empty());
+  CHECK(committed_line(frames, 9.0, false) ==
+        "kept 5 files (5 kB), from " + frames.front().string() + " to " + frames.back().string() +
             ", written before the failure");
-  CHECK(committed_line(frames, 9.0, false) == "kept 5 files (5 kB), " + frames.front().string() +
-                                                  " to " + frames.back().string() +
-                                                  ", written before the failure");
 }
 
 TEST_CASE("take_committed: the writers note each file they put in place") {

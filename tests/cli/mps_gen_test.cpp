@@ -195,15 +195,14 @@ TEST_CASE("mps-gen: a failing simulation exits 1 naming it, the finished ones st
   // sim_001 starts with the water racing at 30 m/s into the far wall: it splashes out of the
   // tank (or blows up); sim_000 is an ordinary collapse.
   const auto r = run_command(kMpsGen + kSmall +
-                             "--log-level info --set sweep.heights=[0.3] "
-                             "--set sweep.velocities=[[0,0],[30,0]] -o " +
+                             "--set sweep.heights=[0.3] --set sweep.velocities=[[0,0],[30,0]] -o " +
                              out.string());
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("sim_001 (column x 0 m, width 0.3 m, height 0.3 m, velocity [30, 0] m/s): "
                    "frame ") != std::string::npos);
   CHECK(r.err.find("particle ") != std::string::npos);
   CHECK(r.err.find("keeps the 1 simulation before it (sim_000)") != std::string::npos);
-  // The closing line names what the failed run left, not "wrote".
+  // The closing line names what the failed run left, not "wrote", and -q shows it.
   CHECK(r.err.find("kept " + out.string() + " (") != std::string::npos);
   CHECK(r.err.find("wrote ") == std::string::npos);
   datadyn::io::CacheReader cache(out);
