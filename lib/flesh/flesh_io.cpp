@@ -278,8 +278,9 @@ void read_fit_config(ConfigReader& r, FitConfig& c) {
   if (!(c.fit.ks_max > c.fit.ks_min)) f.fail("ks_max", "a number > ks_min");
   if (!(c.fit.kd_max > c.fit.kd_min)) f.fail("kd_max", "a number > kd_min");
   f.get("population", c.fit.population, at_least(2));
-  // The mutation scale, 0.15 x 0.6^g of the box, is below 1e-14 of it after 60 generations:
-  // more change nothing but the time (2e9 ran for hours before SIGTERM's watchdog ended it).
+  // The mutation scale, 0.15 x 0.6^g of the box, is below 1e-14 of it after 60 generations;
+  // past that only the elites are blended, which the descent that follows does better (2e9
+  // generations ran for hours before SIGTERM's watchdog ended them).
   f.get("generations", c.fit.generations, in_range(0, 60));
   f.get("seed", c.fit.seed);
   f.get("iterations", c.fit.iterations, at_least(0));
