@@ -251,10 +251,11 @@ namespace {
 /// Starts the fixture on a frame that sleeps `sleep_ms` and waits until its temporary output
 /// exists, so that a signal lands in the middle of that step.
 pid_t start_slow_step(const TempDir& dir, const std::string& sleep_ms,
-                      const std::string& stderr_file) {
-  const pid_t pid = datadyn::test::spawn({kFixture, "-q", "--set", "sleep_ms=" + sleep_ms, "--set",
-                                          "frames=3", "-o", (dir / "slow.h5").string()},
-                                         stderr_file);
+                      const std::string& stderr_file, const std::string& side_file = "") {
+  const pid_t pid =
+      datadyn::test::spawn({kFixture, "-q", "--set", "sleep_ms=" + sleep_ms, "--set", "frames=3",
+                            "--set", "side_file=" + side_file, "-o", (dir / "slow.h5").string()},
+                           stderr_file);
   bool started = false;
   for (int i = 0; i < 500 && !started && pid > 0; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -295,7 +296,9 @@ TEST_CASE("SIGTERM during a step longer than the grace still ends the run and it
 
 TEST_CASE("a second SIGTERM ends a stuck run at once and removes its temporaries") {
   TempDir dir, logs;
-  const pid_t pid = start_slow_step(dir, "600000", (logs / "err.txt").string());
+  // A side file finished before the stuck step stays, and the forced end says so (-q shows it).
+  const auto side = logs / "side.txt";
+  const pid_t pid = start_slow_step(dir, "600000", (logs / "err.txt").string(), side.string());
   REQUIRE(pid > 0);
   kill(pid, SIGTERM);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -306,6 +309,9 @@ TEST_CASE("a second SIGTERM ends a stuck run at once and removes its temporaries
   const std::string err((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   CHECK(err.find("interrupted by SIGTERM: a second signal came before the work stopped; 1 "
                  "temporary file removed") != std::string::npos);
+  CHECK(std::filesystem::exists(side));
+  CHECK(err.find("[warning] kept " + side.string() + " (5 B), written before the failure") !=
+        std::string::npos);
 }
 
 TEST_CASE("--log-format json writes one JSON object per line") {

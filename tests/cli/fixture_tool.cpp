@@ -4,12 +4,14 @@
 
 #include <chrono>
 #include <cmath>
+#include <string>
 #include <thread>
 
 #include "app/tool.hpp"
 #include "core/errors.hpp"
 #include "core/parallel.hpp"
 #include "core/types.hpp"
+#include "io/atomic_file.hpp"
 
 namespace {
 
@@ -20,6 +22,7 @@ struct WaveParams {
   double amplitude = 0.1;
   int fail_at_frame = -1;  // a run that "diverges" at this frame
   double sleep_ms = 0.0;   // per frame, to test signals
+  std::string side_file;   // put in place before the frames: a file a failed run has finished
 };
 
 void read_wave(datadyn::app::ConfigReader& r, WaveParams& p) {
@@ -30,6 +33,7 @@ void read_wave(datadyn::app::ConfigReader& r, WaveParams& p) {
   r.get("amplitude", p.amplitude, positive());
   r.get("fail_at_frame", p.fail_at_frame);
   r.get("sleep_ms", p.sleep_ms, non_negative());
+  r.get("side_file", p.side_file);
 }
 
 }  // namespace
@@ -49,6 +53,11 @@ int main(int argc, char** argv) {
           std::printf("would write %zu frames of %d points to %s\n", part.size(), p.points,
                       out.c_str());
           return;
+        }
+        if (!p.side_file.empty()) {
+          io::AtomicFile side(p.side_file);
+          side.write("side\n");
+          side.commit();
         }
         io::CacheWriter writer(out, ctx.provenance());
         auto& seq = writer.add_sequence("wave", {p.frame_rate, 3});
