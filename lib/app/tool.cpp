@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <new>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 #include <utility>
@@ -40,10 +41,16 @@ std::string byte_text(std::uintmax_t bytes) {
   return buf;
 }
 
-std::string sized(const std::filesystem::path& file) {
+// The file's size, or none if it cannot be read.
+std::optional<std::uintmax_t> file_bytes(const std::filesystem::path& file) {
   std::error_code ec;
   const auto bytes = std::filesystem::file_size(file, ec);
-  return ec ? file.string() : file.string() + " (" + byte_text(bytes) + ")";
+  return ec ? std::nullopt : std::optional(bytes);
+}
+
+std::string sized(const std::filesystem::path& file) {
+  const auto bytes = file_bytes(file);
+  return bytes ? file.string() + " (" + byte_text(*bytes) + ")" : file.string();
 }
 
 }  // namespace
@@ -67,11 +74,7 @@ std::string committed_line(const std::vector<std::filesystem::path>& files, doub
       what += (k == 0 ? "" : k + 1 == unique.size() ? " and " : ", ") + sized(unique[k]);
   } else {
     std::uintmax_t total = 0;
-    for (const auto& f : unique) {
-      std::error_code ec;
-      const auto bytes = std::filesystem::file_size(f, ec);
-      if (!ec) total += bytes;
-    }
+    for (const auto& f : unique) total += file_bytes(f).value_or(0);
     what = std::to_string(unique.size()) + " files (" + byte_text(total) + ")";
     range = ", from " + unique.front().string() + " to " + unique.back().string();
   }
