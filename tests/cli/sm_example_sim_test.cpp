@@ -184,6 +184,11 @@ TEST_CASE("sm-example-sim: config errors exit 2 and name the key") {
   r = run_command(kSim + " --set bodies.0.beta=-1 -o " + (dir / "x.h5").string());
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/bodies/0/beta") != std::string::npos);
+  // 2e9 steps a frame ran for hours instead of naming the key.
+  r = run_command(kSim + " --set substeps=2000000000 -o " + (dir / "x.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/substeps: expected an integer in [1, 1000], got 2000000000") !=
+        std::string::npos);
   std::ofstream(dir / "scene.json")
       << R"({"bodies": [{"examples": [{"type": "twist", "amount": 1}]}]})";
   r = run_command(kSim + " -c " + (dir / "scene.json").string() + " -o " + (dir / "x.h5").string());

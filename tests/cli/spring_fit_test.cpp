@@ -250,6 +250,10 @@ TEST_CASE("spring-fit: mismatched or broken training data is an error naming fil
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/fit/generations") != std::string::npos);
   CHECK(r.err.find("[0, 60]") != std::string::npos);
+  r = fit_with("fit.population=2000000000");  // ran out of memory without naming the key
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/fit/population") != std::string::npos);
+  CHECK(r.err.find("[2, 1000]") != std::string::npos);
   r = fit_with("fit.rigid_tolerance=-1");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/fit/rigid_tolerance") != std::string::npos);
