@@ -11,6 +11,49 @@
 
 namespace datadyn::io {
 
+namespace {
+
+using h5::Handle;
+
+/// An attribute for a listing: long strings (configs, JSON) cut to their start and length.
+std::string listed_attribute(const AttributeValue& value) {
+  if (const auto* text = std::get_if<std::string>(&value); text && text->size() > 100)
+    return '"' + text->substr(0, 60) + "...\" (" + std::to_string(text->size()) + " characters)";
+  return attribute_string(value);
+}
+
+/// Lists the attributes and datasets at and under `path` (a group or a dataset), named relative
+/// to `base` ("" for absolute paths); children of `path` named in `skip` are left out.
+void list_objects(hid_t file, const std::string& path, const std::string& base,
+                  const std::string& indent, const std::vector<std::string>& skip,
+                  const std::string& file_name, std::ostringstream& os) {
+  const std::string where = file_name + ": " + path;
+  Handle obj =
+      h5::check_id(H5Oopen(file, path.c_str(), H5P_DEFAULT), H5Oclose, where + ": cannot open");
+  H5O_info_t info;
+  h5::check_status(H5Oget_info2(obj.get(), &info, H5O_INFO_BASIC), where + ": cannot read");
+  const std::string name = path.substr(base.size());
+  if (info.type == H5O_TYPE_DATASET) {
+    Handle type(H5Dget_type(obj.get()), H5Tclose);
+    ElementType element;
+    const bool known = type.valid() && h5::classify(type.get(), element);
+    os << indent << name << " " << (known ? element_type_name(element) : "(other type)") << " "
+       << shape_string(h5::dataset_shape(obj.get())) << "\n";
+  }
+  const std::string prefix = name.empty() ? "" : name + "/";
+  // The root's attributes are the provenance, given at the top of the listing.
+  for (const auto& a :
+       path == "/" ? std::vector<std::string>{} : h5::attribute_names(obj.get(), where))
+    os << indent << prefix << "@" << a << " = "
+       << listed_attribute(h5::read_attribute(obj.get(), a, where)) << "\n";
+  if (info.type != H5O_TYPE_GROUP) return;
+  for (const auto& child : h5::child_names(obj.get(), where))
+    if (std::find(skip.begin(), skip.end(), child) == skip.end())
+      list_objects(file, (path == "/" ? "/" : path + "/") + child, base, indent, {}, file_name, os);
+}
+
+}  // namespace
+
 std::string cache_summary(const std::filesystem::path& path) {
   CacheReader r(path);
   const Provenance p = r.provenance();
@@ -21,6 +64,11 @@ std::string cache_summary(const std::filesystem::path& path) {
      << "  command line: " << p.command_line << "\n";
   const auto names = r.sequence_names();
   os << "  sequences:    " << names.size() << "\n";
+  // Every sequence's own layout (docs/cache-format.md); anything else under it is listed below.
+  static const std::vector<std::string> kLayout{"time", "frame",    "points",
+                                                "rest", "topology", "grids"};
+  Handle file = h5::check_id(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose,
+                             path.string() + ": cannot open");
   for (const auto& name : names) {
     const SequenceReader s = r.sequence(name);
     os << "  /sequences/" << name << ": " << s.frame_count() << " frames";
@@ -45,14 +93,26 @@ std::string cache_summary(const std::filesystem::path& path) {
     }
     for (const auto& [k, v] : s.attributes())
       if (k != "frame_rate" && k != "dimension")
-        os << "    @" << k << " = " << attribute_string(v) << "\n";
+        os << "    @" << k << " = " << listed_attribute(v) << "\n";
+    // What else a tool keeps with the sequence (mps-gen's tank/position and tank/type).
+    const std::string group = "/sequences/" + name;
+    std::vector<std::string> others;
+    {
+      Handle g = h5::check_id(H5Gopen2(file.get(), group.c_str(), H5P_DEFAULT), H5Gclose,
+                              path.string() + ": " + group + ": cannot open");
+      for (const auto& child : h5::child_names(g.get(), path.string() + ": " + group))
+        if (std::find(kLayout.begin(), kLayout.end(), child) == kLayout.end())
+          others.push_back(child);
+    }
+    for (const auto& child : others)
+      list_objects(file.get(), group + "/" + child, group + "/", "    ", {}, path.string(), os);
   }
+  // The tools' own groups (/springs, /model, /features, /elastic ...).
+  list_objects(file.get(), "/", "", "  ", {"sequences"}, path.string(), os);
   return os.str();
 }
 
 namespace {
-
-using h5::Handle;
 
 /// Reads every attribute and every dataset at and under `path`, in slabs along the first axis,
 /// so that damage HDF5 notices anywhere (a group it cannot list, a chunk that does not inflate,

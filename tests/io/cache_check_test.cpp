@@ -134,3 +134,32 @@ TEST_CASE("cache check: empty arrays are written and checked without reading any
   CHECK_NOTHROW(check_cache(dir / "e.h5", [&](const std::string&, std::size_t n) { frames = n; }));
   CHECK(frames == 3);
 }
+
+TEST_CASE("cache info: lists the tools' own groups and a sequence's other arrays") {
+  TempDir dir;
+  const auto path = dir / "info.h5";
+  {
+    CacheWriter w(path, {"info_test 0", "info_test", "{}", ""});
+    auto& s = w.add_sequence("s", {24.0, 2});
+    Points2 x = Points2::Zero(3, 2);
+    s.append_frame(1, 0.0, {{"points/position", view(x)}});
+    const std::vector<std::int8_t> type{0, 1, 1};
+    s.write_static("tank/type", view(type));
+    s.set_attribute("note", std::string(300, 'x'));
+    const std::vector<double> ks(5, 1.0);
+    w.write_array("/springs/ks", view(ks));
+    w.set_attribute("/springs", "ks_unit", std::string("1/s^2"));
+    w.commit();
+  }
+  const std::string info = cache_summary(path);
+  INFO(info);
+  // Before, only the sequences' standard layout was listed: /springs, /model, /features and
+  // mps-gen's tank arrays did not appear.
+  CHECK(info.find("    tank/type int8 [3]\n") != std::string::npos);
+  CHECK(info.find("  /springs/ks float64 [5]\n") != std::string::npos);
+  CHECK(info.find("  /springs/@ks_unit = \"1/s^2\"\n") != std::string::npos);
+  // A long string attribute is cut to its start and length; the provenance is not repeated.
+  CHECK(info.find("@note = \"" + std::string(60, 'x') + "...\" (300 characters)") !=
+        std::string::npos);
+  CHECK(info.find("@format") == std::string::npos);
+}
