@@ -281,6 +281,10 @@ TEST_CASE("spring-fit: mismatched or broken training data is an error naming fil
                   (dir / "x.h5").string());
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/motion/kind") != std::string::npos);
+  r = run_command(kSpringFit + " simulate -q --set solver.substeps=2000000000 -o " +
+                  (dir / "x.h5").string());  // ran for days instead of naming the key
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/solver/substeps: expected an integer in [1, 1000]") != std::string::npos);
 }
 
 TEST_CASE("spring-fit: shared regions, explicit and rigid, get one ks and kd each") {
