@@ -61,15 +61,6 @@ MassSpringSolver::MassSpringSolver(const ClothParams& params)
   }
   Eigen::SparseMatrix<double> a(nf, nf);
   a.setFromTriplets(triplets.begin(), triplets.end());
-  base_matrix_ = a;
-  // The sphere's contact weight: the heaviest row's. It pulls a particle in contact towards its
-  // projection as hard as its springs pull it through the sphere. Measured on the collision
-  // scene (33 x 33 and 49 x 49): at 0.3 times this the sheet still slides off the sphere at up
-  // to 6.8 m/s; at 1 it stays draped, at most 3.7 m/s (free fall from its height: 4.0 m/s) and
-  // edges 3.3 rest lengths at most; at 3 and more the isotropic weight holds particles against
-  // sliding too within the 10 iterations and the sheet stretches (edges of 0.13-0.6 m).
-  for (int f = 0; f < nf; ++f) contact_weight_ = std::max(contact_weight_, a.coeff(f, f));
-  in_contact_.assign(static_cast<std::size_t>(nf), 0);
   if (!system_.compute(a))
     throw RunError("cloth: the system matrix M + h^2 L could not be factored");
 
@@ -164,39 +155,6 @@ void MassSpringSolver::project_to_colliders(Points3& x, std::vector<char>* conta
   }
 }
 
-Eigen::RowVector3d MassSpringSolver::sphere_projection(const Eigen::RowVector3d& x) const {
-  const ClothParams& p = params_;
-  const Eigen::Vector3d d = x.transpose() - p.sphere.center;
-  const double r = p.sphere.radius + p.collision_margin;
-  const double len = d.norm();
-  if (len >= r) return x;
-  const Eigen::Vector3d n = len > 0.0 ? Eigen::Vector3d(d / len) : Eigen::Vector3d::UnitY();
-  return (p.sphere.center + r * n).transpose();
-}
-
-void MassSpringSolver::update_sphere_contacts(const Points3& y) {
-  const ClothParams& p = params_;
-  const double r = p.sphere.radius + p.collision_margin;
-  // In contact: on the sphere at the start of the step (within a margin more), or headed into it.
-  std::vector<char> contact(row_particle_.size(), 0);
-  for (std::size_t row = 0; row < contact.size(); ++row) {
-    const int i = row_particle_[row];
-    const double start = (x_.row(i).transpose() - p.sphere.center).norm();
-    const double target = (y.row(i).transpose() - p.sphere.center).norm();
-    contact[row] = start < r + p.collision_margin || target < r;
-  }
-  if (contact == in_contact_) return;
-  in_contact_ = std::move(contact);
-  // The same pattern with a heavier diagonal: the fill-reducing ordering, and with it every
-  // per-row table, stays; only the numbers of the factor are new.
-  Eigen::SparseMatrix<double> a = base_matrix_;
-  const Eigen::VectorXi& perm = system_.permuted_row();
-  for (Eigen::Index f = 0; f < a.rows(); ++f)
-    if (in_contact_[static_cast<std::size_t>(perm[f])]) a.coeffRef(f, f) += contact_weight_;
-  if (!system_.refactor(a))
-    throw RunError("cloth: the system matrix with the sphere's contacts could not be factored");
-}
-
 StepResult MassSpringSolver::step() {
   const ClothParams& p = params_;
   const double h = p.time_step, h2 = h * h;
@@ -208,7 +166,6 @@ StepResult MassSpringSolver::step() {
 
   const std::size_t ns = springs_.size();
   const std::size_t nf = row_particle_.size();
-  if (p.sphere.enabled) update_sphere_contacts(y);
   Points3 d(static_cast<Eigen::Index>(ns), 3);
   const bool admm = p.solver == Integrator::Admm;
   Points3 u = admm ? Points3::Zero(static_cast<Eigen::Index>(ns), 3) : Points3();
@@ -243,7 +200,6 @@ StepResult MassSpringSolver::step() {
     parallel_for(nf, 512, [&](std::size_t r0, std::size_t r1) {
       for (std::size_t r = r0; r < r1; ++r) {
         Eigen::RowVector3d b = p.mass * y.row(row_particle_[r]);
-        if (in_contact_[r]) b += contact_weight_ * sphere_projection(x.row(row_particle_[r]));
         for (int e = incident_start_[r]; e < incident_start_[r + 1]; ++e) {
           const int code = incident_[static_cast<std::size_t>(e)];
           const auto s = static_cast<std::size_t>(code >> 1);

@@ -18,14 +18,11 @@
 /// Pinned particles are eliminated from the system (their positions are exact, no stiff term).
 /// After every global solve, particles inside the sphere or below the ground are projected to
 /// the surface plus a margin; at the end of the step the velocity's inward normal component is
-/// removed for them, then the velocity is damped. Particles on the sphere or headed into it also
-/// carry a weight towards their projection in the global solve (the matrix is refactored when
-/// that set changes), without which the solve pulls a sheet lying over the sphere through it.
+/// removed for them, then the velocity is damped.
 
 #include <vector>
 
 #include <Eigen/Core>
-#include <Eigen/SparseCore>
 
 #include "cloth/cloth_params.hpp"
 #include "cloth/three_column_ldlt.hpp"
@@ -69,11 +66,6 @@ class MassSpringSolver {
 
  private:
   void project_to_colliders(Points3& x, std::vector<char>* contact) const;
-  /// The nearest point on the sphere plus the margin, for a point inside it; else the point.
-  Eigen::RowVector3d sphere_projection(const Eigen::RowVector3d& x) const;
-  /// Marks the particles in contact with the sphere for this step and refactors the matrix
-  /// with their weight if the set changed.
-  void update_sphere_contacts(const Points3& y);
 
   ClothParams params_;
   std::vector<Spring> springs_;
@@ -89,13 +81,6 @@ class MassSpringSolver {
   double divergence_bound_ = 0.0;  // |coordinate| beyond which a step has diverged
   ThreeColumns pin_rhs_;           // #free by 3, permuted rows: (M + h^2 L)_{free, pinned} x_pinned
   ThreeColumnLdlt system_;
-  // The sphere as a constraint of the global solve (Bouaziz et al. 2014): particles in
-  // contact carry the weight contact_weight_ towards their projection onto the sphere, so the
-  // solve no longer pulls a sheet lying on it through it. base_matrix_ is M + h^2 L over the
-  // free particles (original order); in_contact_ is per permuted row.
-  Eigen::SparseMatrix<double> base_matrix_;
-  double contact_weight_ = 0.0;
-  std::vector<char> in_contact_;
   double time_ = 0.0;
 };
 

@@ -20,14 +20,28 @@ bool ThreeColumnLdlt::compute(const Eigen::SparseMatrix<double>& a) {
   else
     for (Eigen::Index i = 0; i < n; ++i) permuted_row_[i] = static_cast<int>(i);
   inverse_diagonal_ = ldlt_.vectorD().cwiseInverse();
-  copy_rows(true);
 
-  // Elimination tree: the parent of j is the first row below the diagonal in column j of L. A
-  // row costs the entries of L it reads in both passes.
+  // L row by row: columns visited in increasing order, so each row's columns increase.
   const auto& l = ldlt_.matrixL().nestedExpression();
   const int* start = l.outerIndexPtr();
   const int* row = l.innerIndexPtr();
+  const double* value = l.valuePtr();
   const auto nn = static_cast<std::size_t>(n);
+  row_start_.assign(nn + 1, 0);
+  for (int p = 0; p < start[n]; ++p) ++row_start_[static_cast<std::size_t>(row[p]) + 1];
+  for (std::size_t i = 0; i < nn; ++i) row_start_[i + 1] += row_start_[i];
+  row_column_.resize(static_cast<std::size_t>(start[n]));
+  row_value_.resize(static_cast<std::size_t>(start[n]));
+  std::vector<int> next(row_start_.begin(), row_start_.end() - 1);
+  for (int j = 0; j < n; ++j)
+    for (int p = start[j]; p < start[j + 1]; ++p) {
+      const auto q = static_cast<std::size_t>(next[static_cast<std::size_t>(row[p])]++);
+      row_column_[q] = j;
+      row_value_[q] = value[p];
+    }
+
+  // Elimination tree: the parent of j is the first row below the diagonal in column j of L. A
+  // row costs the entries of L it reads in both passes.
   std::vector<int> parent(nn, -1);
   std::vector<double> own_cost(nn);
   for (int j = 0; j < n; ++j) {
@@ -36,39 +50,6 @@ bool ThreeColumnLdlt::compute(const Eigen::SparseMatrix<double>& a) {
   }
   parts_ = split_elimination_tree(parent, own_cost);
   return true;
-}
-
-bool ThreeColumnLdlt::refactor(const Eigen::SparseMatrix<double>& a) {
-  if (a.rows() != size()) return compute(a);
-  ldlt_.factorize(a);
-  if (ldlt_.info() != Eigen::Success) return false;
-  inverse_diagonal_ = ldlt_.vectorD().cwiseInverse();
-  copy_rows(false);
-  return true;
-}
-
-void ThreeColumnLdlt::copy_rows(bool structure) {
-  // L row by row: columns visited in increasing order, so each row's columns increase.
-  const auto& l = ldlt_.matrixL().nestedExpression();
-  const Eigen::Index n = l.cols();
-  const int* start = l.outerIndexPtr();
-  const int* row = l.innerIndexPtr();
-  const double* value = l.valuePtr();
-  const auto nn = static_cast<std::size_t>(n);
-  if (structure) {
-    row_start_.assign(nn + 1, 0);
-    for (int p = 0; p < start[n]; ++p) ++row_start_[static_cast<std::size_t>(row[p]) + 1];
-    for (std::size_t i = 0; i < nn; ++i) row_start_[i + 1] += row_start_[i];
-    row_column_.resize(static_cast<std::size_t>(start[n]));
-    row_value_.resize(static_cast<std::size_t>(start[n]));
-  }
-  std::vector<int> next(row_start_.begin(), row_start_.end() - 1);
-  for (int j = 0; j < n; ++j)
-    for (int p = start[j]; p < start[j + 1]; ++p) {
-      const auto q = static_cast<std::size_t>(next[static_cast<std::size_t>(row[p])]++);
-      row_column_[q] = j;
-      row_value_[q] = value[p];
-    }
 }
 
 namespace {

@@ -42,11 +42,6 @@ class ThreeColumnLdlt {
   /// factorisation fails (a zero pivot).
   bool compute(const Eigen::SparseMatrix<double>& a);
 
-  /// Factors a matrix with the pattern of the last compute()'s (e.g. a heavier diagonal): the
-  /// ordering, the structure of L and the two-thread schedule are kept, only the numbers are new.
-  /// The result is the same as compute(a)'s.
-  bool refactor(const Eigen::SparseMatrix<double>& a);
-
   Eigen::Index size() const { return inverse_diagonal_.size(); }
 
   /// The fill-reducing ordering: row i of A is row permuted_row()[i] of P A P^T.
@@ -67,8 +62,6 @@ class ThreeColumnLdlt {
   }
 
  private:
-  /// Copies L row by row; with `structure` also its row pointers (else only the values).
-  void copy_rows(bool structure);
   void forward(const std::vector<int>& rows, double* z) const;
   void backward(const std::vector<int>& rows, double* z) const;
 
