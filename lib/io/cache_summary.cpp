@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <sstream>
 #include <vector>
 
@@ -17,22 +18,35 @@ using h5::Handle;
 
 /// An attribute for a listing: long strings (configs, JSON) cut to their start and length.
 std::string listed_attribute(const AttributeValue& value) {
-  if (const auto* text = std::get_if<std::string>(&value); text && text->size() > 100)
-    return '"' + text->substr(0, 60) + "...\" (" + std::to_string(text->size()) + " characters)";
+  if (const auto* text = std::get_if<std::string>(&value); text && text->size() > 100) {
+    std::size_t cut = 60;  // not inside a UTF-8 sequence
+    while (cut > 0 && (static_cast<unsigned char>((*text)[cut]) & 0xC0) == 0x80) --cut;
+    return '"' + text->substr(0, cut) + "...\" (" + std::to_string(text->size()) + " bytes)";
+  }
   return attribute_string(value);
+}
+
+/// Whether the object at `info` was met before in this walk. A hard link back to a group above it
+/// makes the file's graph a cycle, which a walk that follows every link never leaves.
+bool seen_before(const H5O_info_t& info, std::set<haddr_t>& seen) {
+  return !seen.insert(info.addr).second;
 }
 
 /// Lists the attributes and datasets at and under `path` (a group or a dataset), named relative
 /// to `base` ("" for absolute paths); children of `path` named in `skip` are left out.
 void list_objects(hid_t file, const std::string& path, const std::string& base,
                   const std::string& indent, const std::vector<std::string>& skip,
-                  const std::string& file_name, std::ostringstream& os) {
+                  const std::string& file_name, std::set<haddr_t>& seen, std::ostringstream& os) {
   const std::string where = file_name + ": " + path;
   Handle obj =
       h5::check_id(H5Oopen(file, path.c_str(), H5P_DEFAULT), H5Oclose, where + ": cannot open");
   H5O_info_t info;
   h5::check_status(H5Oget_info2(obj.get(), &info, H5O_INFO_BASIC), where + ": cannot read");
   const std::string name = path.substr(base.size());
+  if (seen_before(info, seen)) {
+    os << indent << name << " (a link to an object listed above)\n";
+    return;
+  }
   if (info.type == H5O_TYPE_DATASET) {
     Handle type(H5Dget_type(obj.get()), H5Tclose);
     ElementType element;
@@ -49,7 +63,8 @@ void list_objects(hid_t file, const std::string& path, const std::string& base,
   if (info.type != H5O_TYPE_GROUP) return;
   for (const auto& child : h5::child_names(obj.get(), where))
     if (std::find(skip.begin(), skip.end(), child) == skip.end())
-      list_objects(file, (path == "/" ? "/" : path + "/") + child, base, indent, {}, file_name, os);
+      list_objects(file, (path == "/" ? "/" : path + "/") + child, base, indent, {}, file_name,
+                   seen, os);
 }
 
 }  // namespace
@@ -69,6 +84,7 @@ std::string cache_summary(const std::filesystem::path& path) {
                                                 "rest", "topology", "grids"};
   Handle file = h5::check_id(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose,
                              path.string() + ": cannot open");
+  std::set<haddr_t> seen;
   for (const auto& name : names) {
     const SequenceReader s = r.sequence(name);
     os << "  /sequences/" << name << ": " << s.frame_count() << " frames";
@@ -105,10 +121,11 @@ std::string cache_summary(const std::filesystem::path& path) {
           others.push_back(child);
     }
     for (const auto& child : others)
-      list_objects(file.get(), group + "/" + child, group + "/", "    ", {}, path.string(), os);
+      list_objects(file.get(), group + "/" + child, group + "/", "    ", {}, path.string(), seen,
+                   os);
   }
   // The tools' own groups (/springs, /model, /features, /elastic ...).
-  list_objects(file.get(), "/", "", "  ", {"sequences"}, path.string(), os);
+  list_objects(file.get(), "/", "", "  ", {"sequences"}, path.string(), seen, os);
   return os.str();
 }
 
@@ -118,7 +135,8 @@ namespace {
 /// so that damage HDF5 notices anywhere (a group it cannot list, a chunk that does not inflate,
 /// a bad heap) is an error naming the object - also in groups no sequence reader opens
 /// (/springs, /model, /features). Throws IoError.
-void read_every_object(hid_t file, const std::string& path, const std::string& file_name) {
+void read_every_object(hid_t file, const std::string& path, const std::string& file_name,
+                       std::set<haddr_t>& seen) {
   const std::string where = file_name + ": " + path;
   Handle obj =
       h5::check_id(H5Oopen(file, path.c_str(), H5P_DEFAULT), H5Oclose, where + ": cannot open");
@@ -126,9 +144,10 @@ void read_every_object(hid_t file, const std::string& path, const std::string& f
     (void)h5::read_attribute(obj.get(), a, where);
   H5O_info_t info;
   h5::check_status(H5Oget_info2(obj.get(), &info, H5O_INFO_BASIC), where + ": cannot read");
+  if (seen_before(info, seen)) return;  // read already, by another link
   if (info.type == H5O_TYPE_GROUP) {
     for (const auto& child : h5::child_names(obj.get(), where))
-      read_every_object(file, (path == "/" ? "/" : path + "/") + child, file_name);
+      read_every_object(file, (path == "/" ? "/" : path + "/") + child, file_name, seen);
     return;
   }
   if (info.type != H5O_TYPE_DATASET) return;
@@ -179,7 +198,8 @@ void check_cache(const std::filesystem::path& path,
   {
     Handle file = h5::check_id(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose,
                                path.string() + ": cannot open");
-    read_every_object(file.get(), "/", path.string());
+    std::set<haddr_t> seen;
+    read_every_object(file.get(), "/", path.string(), seen);
   }
   for (const auto& name : r.sequence_names()) {
     const SequenceReader s = r.sequence(name);
