@@ -334,6 +334,25 @@ void read_cloth_config(app::ConfigReader& r, ClothConfig& c) {
     }
     auto second = r.child("cloth");
     read_cloth_params(second, c.cloth);
+    // A cloth that starts inside the sphere or below the ground is thrown out by the first
+    // projection (a sphere larger than the cloth ended as "diverged" at frame 1), and a pinned
+    // particle there can never leave.
+    const ClothParams& p = c.cloth;
+    const Points3 x = rest_positions(p);
+    for (Eigen::Index i = 0; i < x.rows(); ++i) {
+      const std::string particle = "particle " + std::to_string(i) + " (row " +
+                                   std::to_string(i / p.nx) + ", column " +
+                                   std::to_string(i % p.nx) + ")";
+      if (p.sphere.enabled &&
+          (x.row(i).transpose() - p.sphere.center).norm() < p.sphere.radius + p.collision_margin)
+        second.child("sphere").fail(
+            "radius", "a sphere (plus the collision margin) the cloth starts outside; " + particle +
+                          " starts inside it");
+      if (p.ground.enabled && x(i, 1) < p.ground.height + p.collision_margin)
+        second.child("ground").fail(
+            "height", "a ground (plus the collision margin) the cloth starts above; " + particle +
+                          " starts below it");
+    }
   }
   auto runs = r.child("runs");
   runs.get("mass", c.runs.mass, positive());

@@ -258,6 +258,30 @@ TEST_CASE("cloth-train: a DSDS factor that does not divide the grid is a config 
   CHECK(!std::filesystem::exists(dir / "t.h5"));
 }
 
+TEST_CASE("cloth-train: a cloth that starts inside the sphere or below the ground is refused") {
+  // Pins inside a sphere ran silently at 10 m/s with springs 4.7 times their length; a sphere
+  // larger than the cloth ended as "diverged (try a smaller time_step)" at frame 1.
+  TempDir dir;
+  const std::string out = " -o " + (dir / "t.h5").string();
+  auto r = run_command(kTool +
+                       " simulate -q --set scene=curtain --set cloth.sphere.enabled=true"
+                       " --set cloth.sphere.center=0,1.5,0 --set cloth.sphere.radius=0.2" +
+                       out);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/cloth/sphere/radius: expected a sphere (plus the collision margin) the "
+                   "cloth starts outside; particle 10 (row 0, column 10) starts inside it") !=
+        std::string::npos);
+  r = run_command(kTool + " simulate -q --set scene=collision --set cloth.sphere.radius=1e9" + out);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/cloth/sphere/radius") != std::string::npos);
+  r = run_command(kTool +
+                  " simulate -q --set cloth.ground.enabled=true --set cloth.ground.height=2" + out);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/cloth/ground/height: expected a ground (plus the collision margin) the "
+                   "cloth starts above") != std::string::npos);
+  CHECK(!std::filesystem::exists(dir / "t.h5"));
+}
+
 TEST_CASE("cloth-train: a miniature whose point count is not its grid's exits 1 naming it") {
   // Patches index the miniature as an nx x ny grid; an empty sequence crashed upscale.
   TempDir dir;
