@@ -32,17 +32,19 @@ bool seen_before(const H5O_info_t& info, std::set<haddr_t>& seen) {
   return !seen.insert(info.addr).second;
 }
 
-/// Lists the attributes and datasets at and under `path` (a group or a dataset), named relative
-/// to `base` ("" for absolute paths); children of `path` named in `skip` are left out.
+/// Lists the datasets and attributes at and under `path` (a group or a dataset), named relative
+/// to `base`. For the walk's start, `skip` names children to leave out and `own_attributes` says
+/// whether its attributes are listed (a sequence's and the root's are listed elsewhere).
 void list_objects(hid_t file, const std::string& path, const std::string& base,
                   const std::string& indent, const std::vector<std::string>& skip,
-                  const std::string& file_name, std::set<haddr_t>& seen, std::ostringstream& os) {
+                  bool own_attributes, const std::string& file_name, std::set<haddr_t>& seen,
+                  std::ostringstream& os) {
   const std::string where = file_name + ": " + path;
   Handle obj =
       h5::check_id(H5Oopen(file, path.c_str(), H5P_DEFAULT), H5Oclose, where + ": cannot open");
   H5O_info_t info;
   h5::check_status(H5Oget_info2(obj.get(), &info, H5O_INFO_BASIC), where + ": cannot read");
-  const std::string name = path.substr(base.size());
+  const std::string name = path.size() > base.size() ? path.substr(base.size()) : "";
   if (seen_before(info, seen)) {
     os << indent << name << " (a link to an object listed above)\n";
     return;
@@ -55,16 +57,15 @@ void list_objects(hid_t file, const std::string& path, const std::string& base,
        << shape_string(h5::dataset_shape(obj.get())) << "\n";
   }
   const std::string prefix = name.empty() ? "" : name + "/";
-  // The root's attributes are the provenance, given at the top of the listing.
-  for (const auto& a :
-       path == "/" ? std::vector<std::string>{} : h5::attribute_names(obj.get(), where))
-    os << indent << prefix << "@" << a << " = "
-       << listed_attribute(h5::read_attribute(obj.get(), a, where)) << "\n";
+  if (own_attributes)
+    for (const auto& a : h5::attribute_names(obj.get(), where))
+      os << indent << prefix << "@" << a << " = "
+         << listed_attribute(h5::read_attribute(obj.get(), a, where)) << "\n";
   if (info.type != H5O_TYPE_GROUP) return;
   for (const auto& child : h5::child_names(obj.get(), where))
     if (std::find(skip.begin(), skip.end(), child) == skip.end())
-      list_objects(file, (path == "/" ? "/" : path + "/") + child, base, indent, {}, file_name,
-                   seen, os);
+      list_objects(file, (path == "/" ? "/" : path + "/") + child, base, indent, {}, true,
+                   file_name, seen, os);
 }
 
 }  // namespace
@@ -112,20 +113,11 @@ std::string cache_summary(const std::filesystem::path& path) {
         os << "    @" << k << " = " << listed_attribute(v) << "\n";
     // What else a tool keeps with the sequence (mps-gen's tank/position and tank/type).
     const std::string group = "/sequences/" + name;
-    std::vector<std::string> others;
-    {
-      Handle g = h5::check_id(H5Gopen2(file.get(), group.c_str(), H5P_DEFAULT), H5Gclose,
-                              path.string() + ": " + group + ": cannot open");
-      for (const auto& child : h5::child_names(g.get(), path.string() + ": " + group))
-        if (std::find(kLayout.begin(), kLayout.end(), child) == kLayout.end())
-          others.push_back(child);
-    }
-    for (const auto& child : others)
-      list_objects(file.get(), group + "/" + child, group + "/", "    ", {}, path.string(), seen,
-                   os);
+    list_objects(file.get(), group, group + "/", "    ", kLayout, false, path.string(), seen, os);
   }
-  // The tools' own groups (/springs, /model, /features, /elastic ...).
-  list_objects(file.get(), "/", "", "  ", {"sequences"}, path.string(), seen, os);
+  // The tools' own groups (/springs, /model, /features, /elastic ...); the root's attributes are
+  // the provenance, given at the top.
+  list_objects(file.get(), "/", "", "  ", {"sequences"}, false, path.string(), seen, os);
   return os.str();
 }
 
