@@ -339,19 +339,22 @@ void read_cloth_config(app::ConfigReader& r, ClothConfig& c) {
     // particle there can never leave.
     const ClothParams& p = c.cloth;
     const Points3 x = rest_positions(p);
+    const auto particle = [&](Eigen::Index i) {
+      return "particle " + std::to_string(i) + " (row " + std::to_string(i / p.nx) + ", column " +
+             std::to_string(i % p.nx) + ")";
+    };
     for (Eigen::Index i = 0; i < x.rows(); ++i) {
-      const std::string particle = "particle " + std::to_string(i) + " (row " +
-                                   std::to_string(i / p.nx) + ", column " +
-                                   std::to_string(i % p.nx) + ")";
       if (p.sphere.enabled &&
           (x.row(i).transpose() - p.sphere.center).norm() < p.sphere.radius + p.collision_margin)
-        second.child("sphere").fail(
-            "radius", "a sphere (plus the collision margin) the cloth starts outside; " + particle +
-                          " starts inside it");
+        second.child("sphere").fail("radius",
+                                    "a sphere (plus the collision margin) the cloth starts "
+                                    "outside; " +
+                                        particle(i) + " starts inside it");
       if (p.ground.enabled && x(i, 1) < p.ground.height + p.collision_margin)
-        second.child("ground").fail(
-            "height", "a ground (plus the collision margin) the cloth starts above; " + particle +
-                          " starts below it");
+        second.child("ground").fail("height",
+                                    "a ground (plus the collision margin) the cloth starts "
+                                    "above; " +
+                                        particle(i) + " starts below it");
     }
   }
   auto runs = r.child("runs");
