@@ -83,7 +83,7 @@ std::vector<Points3> read_frames(const io::SequenceReader& seq) {
 /// Simulates params.frames frames (frame 0 = rest). Throws RunError naming the frame and particle
 /// on divergence.
 std::vector<Points3> simulate_frames(const ClothParams& params, const std::string& name,
-                                     double* ms_per_step = nullptr,
+                                     double* ms_per_frame = nullptr,
                                      const std::function<void()>& on_frame = {}) {
   MassSpringSolver sim(params);
   std::vector<Points3> frames{sim.positions()};
@@ -91,7 +91,7 @@ std::vector<Points3> simulate_frames(const ClothParams& params, const std::strin
   double ms = 0.0;
   for (int f = 1; f < params.frames; ++f) {
     const auto t0 = Clock::now();
-    const StepResult r = sim.step();
+    const StepResult r = sim.advance_frame();
     ms += ms_since(t0);
     if (!r.ok)
       throw RunError(name + ": frame " + std::to_string(f) + ": particle " +
@@ -99,7 +99,7 @@ std::vector<Points3> simulate_frames(const ClothParams& params, const std::strin
     frames.push_back(sim.positions());
     if (on_frame) on_frame();
   }
-  if (ms_per_step) *ms_per_step = params.frames > 1 ? ms / (params.frames - 1) : 0.0;
+  if (ms_per_frame) *ms_per_frame = params.frames > 1 ? ms / (params.frames - 1) : 0.0;
   return frames;
 }
 
@@ -289,6 +289,7 @@ void read_cloth_params(app::ConfigReader& r, ClothParams& p) {
   r.get("k_shear", p.k_shear, non_negative());
   r.get("k_bending", p.k_bending, non_negative());
   r.get("time_step", p.time_step, positive());
+  r.get("substeps", p.substeps, app::in_range(1, 64));
   r.get("iterations", p.iterations, at_least(1));
   r.get_enum("solver", p.solver, kSolverNames);
   r.get("damping", p.damping, app::Range{0.0, 1.0, false, true});
@@ -510,8 +511,8 @@ void run_simulate(app::Context& ctx, const ClothConfig& config) {
     const std::string name = run_name(config.scene, k);
     double ms = 0.0;
     const auto frames = simulate_frames(p, name, &ms, [&] { progress.tick(1); });
-    spdlog::info("{}: {} frames, {}x{} particles, {:.2f} ms/step", name, frames.size(), p.nx, p.ny,
-                 ms);
+    spdlog::info("{}: {} frames, {}x{} particles, {:.2f} ms/frame ({} step{} a frame)", name,
+                 frames.size(), p.nx, p.ny, ms, p.substeps, p.substeps == 1 ? "" : "s");
     io::Attributes attrs{
         {"scene", config.scene},
         {"run", static_cast<std::int64_t>(k)},
@@ -875,7 +876,7 @@ void run_upscale(app::Context& ctx, const ClothConfig& config, const std::string
         parallel_for(2, 1, [&](std::size_t b, std::size_t e) {
           for (std::size_t task = b; task < e; ++task) {
             if (task == 0 && t < frames) {
-              step = sim.step();
+              step = sim.advance_frame();
               job.frames[t] = sim.positions();
             } else if (task == 1) {
               target[t - 1] = upscale_at(t - 1);

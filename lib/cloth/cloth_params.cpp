@@ -19,6 +19,7 @@ bool apply_scene_preset(const std::string& scene, ClothParams& p) {
     p.wind = Wind{};
     p.sphere.enabled = false;
     p.ground.enabled = false;
+    p.substeps = 1;
     return true;
   }
   if (scene == "flag") {
@@ -32,6 +33,7 @@ bool apply_scene_preset(const std::string& scene, ClothParams& p) {
     p.wind.gust_period = 1.0;
     p.sphere.enabled = false;
     p.ground.enabled = false;
+    p.substeps = 1;
     return true;
   }
   if (scene == "collision") {
@@ -46,6 +48,7 @@ bool apply_scene_preset(const std::string& scene, ClothParams& p) {
     p.sphere.radius = 0.3;
     p.ground.enabled = true;
     p.ground.height = 0.0;
+    p.substeps = 2;
     return true;
   }
   return false;

@@ -19,6 +19,7 @@ MassSpringSolver::MassSpringSolver(const ClothParams& params)
   DATADYN_CHECK_GE(params.ny, 2);
   DATADYN_CHECK_GT(params.mass, 0.0);
   DATADYN_CHECK_GT(params.time_step, 0.0);
+  DATADYN_CHECK_GE(params.substeps, 1);
   const int n = params.nx * params.ny;
   x_ = rest_positions(params);
   v_ = Points3::Zero(n, 3);
@@ -35,7 +36,7 @@ MassSpringSolver::MassSpringSolver(const ClothParams& params)
     }
 
   // A = M + h^2 L restricted to the free particles; the free-pinned block moves to the RHS.
-  const double h2 = params.time_step * params.time_step;
+  const double h = params.time_step / params.substeps, h2 = h * h;
   const int nf = static_cast<int>(free_.size());
   std::vector<Eigen::Triplet<double>> triplets;
   triplets.reserve(static_cast<std::size_t>(nf) + 4 * springs_.size());
@@ -157,7 +158,7 @@ void MassSpringSolver::project_to_colliders(Points3& x, std::vector<char>* conta
 
 StepResult MassSpringSolver::step() {
   const ClothParams& p = params_;
-  const double h = p.time_step, h2 = h * h;
+  const double h = p.time_step / p.substeps, h2 = h * h;
   const Eigen::Index n = x_.rows();
   const Points3 f = external_forces();
   const Points3 y = x_ + h * v_ + (h2 / p.mass) * f;  // inertial target (Liu eq. 3)
@@ -244,6 +245,12 @@ StepResult MassSpringSolver::step() {
   v_ = std::move(v);
   time_ += h;
   return result;
+}
+
+StepResult MassSpringSolver::advance_frame() {
+  StepResult r;
+  for (int s = 0; s < params_.substeps && r.ok; ++s) r = step();
+  return r;
 }
 
 double MassSpringSolver::energy() const {

@@ -54,8 +54,10 @@ class MassSpringSolver {
   /// Replaces the state (e.g. to start from a perturbed shape). Pins keep their rest positions.
   void set_state(const Points3& positions, const Points3& velocities);
 
-  /// One implicit step of length params().time_step.
+  /// One implicit step of length params().time_step / params().substeps.
   StepResult step();
+  /// params().substeps steps: from one output frame to the next. Stops at a failed step.
+  StepResult advance_frame();
 
   /// Kinetic + spring + gravitational potential energy, J (gravity times force_scale; wind is not
   /// conservative and not counted).
