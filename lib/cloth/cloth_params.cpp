@@ -48,7 +48,7 @@ bool apply_scene_preset(const std::string& scene, ClothParams& p) {
     p.sphere.radius = 0.3;
     p.ground.enabled = true;
     p.ground.height = 0.0;
-    p.substeps = 2;
+    p.substeps = 3;
     return true;
   }
   return false;

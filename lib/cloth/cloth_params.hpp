@@ -63,13 +63,13 @@ struct ClothParams {
   double k_bending = 20.0;      ///< N/m (springs between particles two apart)
   double time_step = 1.0 / 60;  ///< s between output frames
   /// Implicit steps per output frame, each time_step / substeps long. 1 (the paper's one step a
-  /// frame) for the curtain and the flag; 2 for the collision scene, whose sheet a step of 1/60 s
-  /// pulls through the sphere (see mass_spring_solver.hpp).
+  /// frame) for the curtain and the flag; 3 for the collision scene, whose sheet a step of 1/60 s
+  /// pulls through the sphere (docs/tools/cloth-train.md, Limits).
   int substeps = 1;
   int iterations = 10;  ///< local/global iterations per step (Liu et al. alg. 1)
   Integrator solver = Integrator::Projective;
-  double damping = 0.01;  ///< fraction of the velocity removed per step, in [0, 1)
-  int frames = 120;       ///< steps to simulate (frame 0 is the initial state)
+  double damping = 0.01;  ///< fraction of the velocity removed per frame, in [0, 1)
+  int frames = 120;       ///< frames to simulate (frame 0 is the initial state)
   Eigen::Vector3d gravity{0.0, -9.81, 0.0};  ///< m/s^2
   Wind wind;
   PinMode pins = PinMode::TopRow;

@@ -229,7 +229,8 @@ StepResult MassSpringSolver::step() {
     }
     if ((c & 2) && v(i, 1) < 0.0) v(i, 1) = 0.0;
   }
-  v *= 1.0 - p.damping;
+  // damping is per frame: each of its substeps keeps the substeps-th root of 1 - damping.
+  v *= p.substeps == 1 ? 1.0 - p.damping : std::pow(1.0 - p.damping, 1.0 / p.substeps);
   for (int i : pins_) v.row(i).setZero();
 
   StepResult result;

@@ -89,9 +89,9 @@ TEST_CASE("the collision scene's cloth does not pass through the sphere") {
   // One step of 1/60 s pulls the sheet lying over the sphere towards its flat rest shape,
   // straight through it, and the projection afterwards pushed particles taken past the centre
   // out on the far side: 33 m/s at frame 26, springs at 0.56 m against a rest diagonal of
-  // 0.044 m, and the energy up to 28 times its start. The scene takes two steps a frame.
+  // 0.044 m, and the energy up to 28 times its start. The scene takes three steps a frame.
   ClothParams p = small_scene("collision", 33);
-  REQUIRE(p.substeps == 2);
+  REQUIRE(p.substeps == 3);
   MassSpringSolver sim(p);
   const datadyn::Triangles tris = grid_triangles(p);
   const double diagonal = std::sqrt(2.0) * p.spacing;
@@ -118,9 +118,10 @@ TEST_CASE("the collision scene's cloth does not pass through the sphere") {
   MESSAGE("most energy " << most << " J (start " << start << " J), longest edge " << longest
                          << " m (rest diagonal " << diagonal << ")");
   CHECK(far_side == 0);
-  // The cloth starts at rest, is damped and meets rigid colliders: its energy does not grow. The
-  // projections add a little where they move a particle against a spring; 5 % bounds that.
-  CHECK(most <= 1.05 * start);
+  // The cloth starts at rest, is damped and meets rigid colliders: its energy does not grow
+  // (with two steps a frame it rose 12 % where the sheet lands on the sphere; 1 % leaves room for
+  // rounding and the projections only).
+  CHECK(most <= 1.01 * start);
   // Springs stretched to at most 2 rest diagonals where the sheet bends round the sphere.
   CHECK(longest < 2 * diagonal);
 }
