@@ -36,7 +36,7 @@ MassSpringSolver::MassSpringSolver(const ClothParams& params)
     }
 
   // A = M + h^2 L restricted to the free particles; the free-pinned block moves to the RHS.
-  const double h = params.time_step / params.substeps, h2 = h * h;
+  const double h = step_length(), h2 = h * h;
   const int nf = static_cast<int>(free_.size());
   std::vector<Eigen::Triplet<double>> triplets;
   triplets.reserve(static_cast<std::size_t>(nf) + 4 * springs_.size());
@@ -158,7 +158,7 @@ void MassSpringSolver::project_to_colliders(Points3& x, std::vector<char>* conta
 
 StepResult MassSpringSolver::step() {
   const ClothParams& p = params_;
-  const double h = p.time_step / p.substeps, h2 = h * h;
+  const double h = step_length(), h2 = h * h;
   const Eigen::Index n = x_.rows();
   const Points3 f = external_forces();
   const Points3 y = x_ + h * v_ + (h2 / p.mass) * f;  // inertial target (Liu eq. 3)
