@@ -8,23 +8,18 @@
 
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <string>
 
 #include "cloth/mass_spring_solver.hpp"
+#include "load_average.hpp"
 
 namespace {
+
+using datadyn::bench::load_average;
 
 using Clock = std::chrono::steady_clock;
 double us_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
-}
-
-std::string load_average() {
-  std::ifstream in("/proc/loadavg");
-  std::string one;
-  in >> one;
-  return one.empty() ? "unknown" : one;
 }
 
 struct PerParticle {
@@ -67,9 +62,10 @@ int main() {
     std::printf("  %5d x %-6d %10d %14.3f %14.3f\n", c.nx, c.ny, c.nx * c.ny, r.setup_us,
                 r.step_us);
   }
-  std::printf("  16001 x 33 against 129 x 129 (32x the particles), per particle: set-up %.2fx, "
-              "step %.2fx\n",
-              last.setup_us / first.setup_us, last.step_us / first.step_us);
+  std::printf(
+      "  16001 x 33 against 129 x 129 (32x the particles), per particle: set-up %.2fx, "
+      "step %.2fx\n",
+      last.setup_us / first.setup_us, last.step_us / first.step_us);
   std::printf("  load average (1 min) before %s, after %s\n", load_before.c_str(),
               load_average().c_str());
 }

@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -24,8 +23,11 @@
 #include "cloth/upscale.hpp"
 #include "core/simd.hpp"
 #include "learn/trainer.hpp"
+#include "load_average.hpp"
 
 namespace {
+
+using datadyn::bench::load_average;
 
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t0) {
@@ -48,14 +50,6 @@ std::vector<datadyn::Points3> simulate(const datadyn::cloth::ClothParams& p) {
     frames.push_back(sim.positions());
   }
   return frames;
-}
-
-/// The 1-minute load average: the cores are shared, so every figure is printed with it.
-std::string load_average() {
-  std::ifstream in("/proc/loadavg");
-  std::string one;
-  in >> one;
-  return one.empty() ? "unknown" : one;
 }
 
 }  // namespace
@@ -93,11 +87,11 @@ int main() {
   auto train = [&](const PatchPairs& pairs, const PatchPairs& test) {
     return datadyn::learn::train_mlp({pairs.x, pairs.y}, {test.x, test.y}, tp);
   };
-  const auto paper_model = train(training_pairs(train_frames, grid, options),
-                                 training_pairs(truth, grid, options));
-  const auto corrector_model = train(
-      training_pairs(train_frames, simulate(miniature_params(target, f)), grid, options),
-      training_pairs(truth, mframes, grid, options));
+  const auto paper_model =
+      train(training_pairs(train_frames, grid, options), training_pairs(truth, grid, options));
+  const auto corrector_model =
+      train(training_pairs(train_frames, simulate(miniature_params(target, f)), grid, options),
+            training_pairs(truth, mframes, grid, options));
   const double train_s = ms_since(t_train) / 1000;
 
   // Errors over the held-out run: upscaling the miniature simulated with scaled forces (end to
@@ -133,8 +127,8 @@ int main() {
     net_frames[t] = regressor_upscale(m2, m1, m0, grid, options, regress);
     add(paper, net_frames[t],
         regressor_upscale(dsds[t - 2], dsds[t - 1], dsds[t], grid, options, regress), t);
-    add(corrected, corrected_upscale(m2, m1, m0), corrected_upscale(dsds[t - 2], dsds[t - 1], dsds[t]),
-        t);
+    add(corrected, corrected_upscale(m2, m1, m0),
+        corrected_upscale(dsds[t - 2], dsds[t - 1], dsds[t]), t);
     add(raw, regressor_upscale(m2, m1, m0, grid, options, correct),
         regressor_upscale(dsds[t - 2], dsds[t - 1], dsds[t], grid, options, correct), t);
     add(bil, interpolate_upscale(m0, grid, Interpolation::Bilinear),
@@ -214,13 +208,15 @@ int main() {
       "  streamed (network on frame t - 1 while the miniature steps to t) %.2f ms/frame,\n"
       "    speed-up %.2fx over the target, frames the same bytes as above: %s\n",
       stream_ms, target_ms / stream_ms, same ? "yes" : "NO");
-  std::printf("  corrector (network at the miniature's particles) + bicubic %.2f ms/frame, with\n"
-              "    the miniature %.2f ms/frame, speed-up %.2fx over the target\n",
-              corr_ms, mini_ms + corr_ms, target_ms / (mini_ms + corr_ms));
+  std::printf(
+      "  corrector (network at the miniature's particles) + bicubic %.2f ms/frame, with\n"
+      "    the miniature %.2f ms/frame, speed-up %.2fx over the target\n",
+      corr_ms, mini_ms + corr_ms, target_ms / (mini_ms + corr_ms));
   std::printf(
       "  held-out run: mean per-particle error against the target (m), and bending roughness\n"
       "  (mean second difference along rows and columns, m; the target's: %.3e)\n"
-      "                                                miniature simulated DSDS of target   rough\n",
+      "                                                miniature simulated DSDS of target   "
+      "rough\n",
       target_rough.rough);
   auto row = [](const char* name, const Errors& e) {
     std::printf("    %-44s %10.3e     %10.3e    %.3e\n", name, e.simulated, e.dsds, e.rough);
