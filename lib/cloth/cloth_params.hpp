@@ -49,6 +49,12 @@ struct Ground {
   double height = 0.0;  ///< m: the plane y = height, cloth stays above
 };
 
+/// Particles kept apart from the rest of the sheet (self_collision.hpp).
+struct SelfCollisionParams {
+  bool enabled = false;
+  double thickness = 0.0;  ///< m kept between particles; 0: the rest spacing
+};
+
 struct ClothParams {
   int nx = 33;                             ///< particles per row (grid u axis), >= 2
   int ny = 33;                             ///< rows (grid v axis), >= 2
@@ -76,6 +82,7 @@ struct ClothParams {
   Sphere sphere;
   Ground ground;
   double collision_margin = 0.005;  ///< m kept between particles and colliders
+  SelfCollisionParams self_collision;
   /// Multiplies every external force (gravity, wind): 1 for the target, 1/f for a miniature of
   /// DSDS factor f (sec. 4.1, eq. 8).
   double force_scale = 1.0;

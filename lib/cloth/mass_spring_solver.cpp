@@ -10,6 +10,14 @@
 
 namespace datadyn::cloth {
 
+namespace {
+// Jacobi passes of self-collision after each global solve, and after the last one.
+constexpr int kSelfPasses = 4;
+constexpr int kSelfFinalPasses = 16;
+// Thicknesses within which partners are kept from the first solve to the last.
+constexpr double kSelfReach = 2.0;
+}  // namespace
+
 MassSpringSolver::MassSpringSolver(const ClothParams& params)
     : params_(params),
       springs_(grid_springs(params)),
@@ -20,6 +28,7 @@ MassSpringSolver::MassSpringSolver(const ClothParams& params)
   DATADYN_CHECK_GT(params.mass, 0.0);
   DATADYN_CHECK_GT(params.time_step, 0.0);
   DATADYN_CHECK_GE(params.substeps, 1);
+  if (params.self_collision.enabled) self_.emplace(params, pins_);
   const int n = params.nx * params.ny;
   x_ = rest_positions(params);
   v_ = Points3::Zero(n, 3);
@@ -172,6 +181,7 @@ StepResult MassSpringSolver::step() {
   Points3 u = admm ? Points3::Zero(static_cast<Eigen::Index>(ns), 3) : Points3();
   ThreeColumns rhs(static_cast<Eigen::Index>(nf), 3);
   std::vector<char> contact(static_cast<std::size_t>(n), 0);
+  SelfCollision::Partners near;
   for (int it = 0; it < p.iterations; ++it) {
     // Local step (Liu eq. 12): each spring's direction at its rest length; or ADMM's proximal
     // point and dual update (see the header).
@@ -217,6 +227,15 @@ StepResult MassSpringSolver::step() {
     for (std::size_t r = 0; r < nf; ++r)
       x.row(row_particle_[r]) = rhs.row(static_cast<Eigen::Index>(r));
     project_to_colliders(x, &contact);
+    if (self_) {
+      // Partners are found after the first solve, within kSelfReach thicknesses, and again
+      // before the last separation.
+      const bool last = it + 1 == p.iterations;
+      if (it == 0 || last)
+        near = self_->partners(x, (last ? SelfCollision::kReach : kSelfReach) * self_->thickness());
+      self_->separate(x, contact, near, last ? kSelfFinalPasses : kSelfPasses);
+      project_to_colliders(x, &contact);
+    }
   }
 
   Points3 v = (x - x_) / h;

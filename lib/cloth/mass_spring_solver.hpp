@@ -18,13 +18,17 @@
 /// Pinned particles are eliminated from the system (their positions are exact, no stiff term).
 /// After every global solve, particles inside the sphere or below the ground are projected to
 /// the surface plus a margin; at the end of the step the velocity's inward normal component is
-/// removed for them, then the velocity is damped.
+/// removed for them, then the velocity is damped. With self-collision, the particles are then
+/// pushed apart to the thickness (self_collision.hpp), those on a collider held, and projected to
+/// the colliders again.
 
+#include <optional>
 #include <vector>
 
 #include <Eigen/Core>
 
 #include "cloth/cloth_params.hpp"
+#include "cloth/self_collision.hpp"
 #include "cloth/three_column_ldlt.hpp"
 #include "core/types.hpp"
 
@@ -85,6 +89,7 @@ class MassSpringSolver {
   double divergence_bound_ = 0.0;  // |coordinate| beyond which a step has diverged
   ThreeColumns pin_rhs_;           // #free by 3, permuted rows: (M + h^2 L)_{free, pinned} x_pinned
   ThreeColumnLdlt system_;
+  std::optional<SelfCollision> self_;
   double time_ = 0.0;
 };
 

@@ -1,5 +1,8 @@
 #include "cloth/miniature.hpp"
 
+#include <algorithm>
+
+#include "cloth/self_collision.hpp"
 #include "core/check.hpp"
 
 namespace datadyn::cloth {
@@ -20,6 +23,9 @@ ClothParams miniature_params(const ClothParams& target, int factor) {
   m.sphere.radius = target.sphere.radius / f;
   m.ground.height = target.ground.height / f;
   m.collision_margin = target.collision_margin / f;
+  // Scaled like every length, but not below the spacing (the rest lengths are kept): a thinner
+  // sheet has gaps between its particles that another layer passes through.
+  m.self_collision.thickness = std::max(self_thickness(target) / f, target.spacing);
   m.force_scale = target.force_scale / f;        // eq. 8
   m.velocity_scale = target.velocity_scale * f;  // wind sees the target's velocity
   return m;

@@ -373,3 +373,30 @@ TEST_CASE("cloth-train: cloth.solver selects ADMM, and an unknown solver is a co
   CHECK(r.err.find("/cloth/solver") != std::string::npos);
   CHECK(r.err.find("newton") != std::string::npos);
 }
+
+TEST_CASE("cloth-train: cloth.self_collision reaches the solver and the stored run") {
+  // The collision scene at 9 x 9 (spacing 0.1 m) folds over itself as it slides off the sphere.
+  TempDir dir;
+  const std::string scene =
+      " simulate -q --set scene=collision --set cloth.nx=9 --set cloth.ny=9"
+      " --set cloth.spacing=0.1 --set cloth.frames=60";
+  const auto off = (dir / "off.h5").string(), on = (dir / "on.h5").string();
+  REQUIRE(run_command(kTool + scene + " -o " + off).exit_code == 0);
+  auto r = run_command(kTool + scene + " --set cloth.self_collision.enabled=true -o " + on);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto a = datadyn::io::CacheReader(off).sequence("collision_000").positions(59);
+  const auto b = datadyn::io::CacheReader(on).sequence("collision_000").positions(59);
+  CHECK(a != b);
+  const auto attrs = datadyn::io::CacheReader(on).sequence("collision_000").attributes();
+  CHECK(
+      std::get<std::string>(attrs.at("cloth_json")).find("\"self_collision\":{\"enabled\":true") !=
+      std::string::npos);
+  // Up to 5 spacings (0.5 m here).
+  r = run_command(kTool + scene + " --set cloth.self_collision.thickness=0.6 -o " +
+                  (dir / "bad.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/cloth/self_collision/thickness: expected a number in [0, 0.5], got 0.6") !=
+        std::string::npos);
+  CHECK(!std::filesystem::exists(dir / "bad.h5"));
+}

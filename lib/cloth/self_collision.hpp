@@ -1,0 +1,82 @@
+#pragma once
+/// @file
+/// Self-collision of a cloth grid by particle thickness, as in particle-based cloth (Macklin,
+/// Müller, Chentanez, Kim 2014, "Unified particle physics for real-time applications", where
+/// cloth particles are spheres): every two particles that are not near each other on the grid are
+/// pushed apart to `thickness` along the line between them. A sheet whose particles are spheres of
+/// radius thickness / 2 has no gap a particle can pass through when thickness >= spacing / sqrt(2)
+/// (the centre of a grid cell is spacing / sqrt(2) from its corners), so two layers cannot cross as
+/// long as no particle moves farther than about a thickness in one step. Pairs whose rest distance
+/// is under 2 max(thickness, spacing) are never tested (at t <= spacing: a particle's 8 grid
+/// neighbours), since the springs hold them near their rest distance; two particles 2 rows apart
+/// are pushed apart only where the sheet creases tighter than its thickness.
+///
+/// The separation is a Jacobi pass: each particle sums the pushes of all its overlapping partners
+/// in a fixed order and moves by their mean, so any thread count gives the same bytes. A spatial
+/// hash (Teschner et al. 2003, "Optimized spatial hashing for collision detection of deformable
+/// objects") with cells as large as the search radius finds the partners.
+
+#include <vector>
+
+#include "cloth/cloth_params.hpp"
+#include "core/types.hpp"
+
+namespace datadyn::cloth {
+
+/// Distance kept between particles: params.self_collision.thickness, or the rest spacing when 0.
+double self_thickness(const ClothParams& params);
+
+class SelfCollision {
+ public:
+  /// For the grid of `params`; particles listed in `pinned` never move.
+  SelfCollision(const ClothParams& params, const std::vector<int>& pinned);
+
+  /// Tested partners of every particle within `reach` (m): particle i's are
+  /// partner[start[i] .. start[i + 1]), in a fixed order.
+  struct Partners {
+    std::vector<int> start, partner;
+  };
+  Partners partners(const Points3& x, double reach) const;
+
+  /// Up to `passes` Jacobi passes over x, among `near` (found at positions close to x); particles
+  /// with `fixed[i] != 0` (on a collider) take no push from free ones, which take the whole of it.
+  /// Returns the largest overlap (thickness minus distance, m) left after the last pass, 0 if none.
+  double separate(Points3& x, const std::vector<char>& fixed, const Partners& near,
+                  int passes) const;
+  /// The same among the partners within kReach thicknesses of x.
+  double separate(Points3& x, const std::vector<char>& fixed, int passes) const;
+
+  /// Partners within this many thicknesses take part in separate(x, fixed, passes): the passes
+  /// move particles by a fraction of a thickness, so a pair that comes within one is among them.
+  static constexpr double kReach = 1.2;
+
+  double thickness() const { return thickness_; }
+
+  /// Smallest distance between two tested particles (m); +inf if no two are within kReach
+  /// thicknesses.
+  double closest_pair(const Points3& x) const;
+
+ private:
+  struct Grid;  // the spatial hash of one set of positions
+  bool tested(int i, int j) const;
+
+  int nx_ = 0;
+  double thickness_ = 0.0;
+  int excluded_cells2_ = 0;  // pairs with dr^2 + dc^2 below this (grid units) are not tested
+  std::vector<int> row_, column_;
+  Points3 rest_;  // fallback directions for coincident particles
+  std::vector<char> pinned_;
+};
+
+/// Edge-triangle intersections of a grid cloth: every edge (rows, columns and the triangles'
+/// diagonals) against every triangle that shares no particle with it; an edge counts once per
+/// triangle it passes through. A sheet that passes through itself has some; one that only comes
+/// close has none. Brute force over all pairs with a bounding-box test: for diagnostics, tests
+/// and benchmarks, not for the solver.
+struct SheetCrossings {
+  long crease = 0;  ///< edge and triangle within 2 rows and 2 columns: a crease folded through
+  long layers = 0;  ///< farther apart on the grid: one layer through another
+};
+SheetCrossings count_crossings(const ClothParams& params, const Points3& x);
+
+}  // namespace datadyn::cloth

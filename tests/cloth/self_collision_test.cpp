@@ -1,0 +1,228 @@
+// Cloth self-collision by particle thickness: a sheet folded over itself comes to rest a thickness
+// above its lower half instead of falling through it, pairs are kept a thickness apart, and the
+// result does not depend on the thread count.
+
+#include <doctest/doctest.h>
+
+#include <tbb/global_control.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "cloth/mass_spring_solver.hpp"
+#include "cloth/miniature.hpp"
+#include "cloth/self_collision.hpp"
+
+using namespace datadyn::cloth;
+using datadyn::Points3;
+
+namespace {
+
+constexpr double kSpacing = 0.05;
+constexpr int kLowerRows = 13;  // rows 0-12 lie on the ground
+constexpr double kFold = 0.1;   // radius of the fold at the start, m
+constexpr int kUpperFrom = 19;  // rows 19-24 lie above the lower half, a fold's height over it
+
+ClothParams strip(bool self) {
+  ClothParams p;
+  p.nx = 9;
+  p.ny = 25;
+  p.spacing = kSpacing;
+  p.pins = PinMode::None;
+  p.ground.enabled = true;
+  p.ground.height = 0.0;
+  p.self_collision.enabled = self;
+  return p;
+}
+
+/// The strip laid on the ground and folded back over itself round a half circle of radius kFold:
+/// each row at its arc length along the strip, so the springs start near their rest lengths.
+Points3 folded(const ClothParams& p) {
+  const double y0 = p.collision_margin;
+  const double lower = (kLowerRows - 1) * p.spacing, bend = M_PI * kFold;
+  Points3 x(p.nx * p.ny, 3);
+  for (int r = 0; r < p.ny; ++r)
+    for (int c = 0; c < p.nx; ++c) {
+      const double s = r * p.spacing, xc = (c - 0.5 * (p.nx - 1)) * p.spacing;
+      Eigen::RowVector3d q;
+      if (s <= lower) {
+        q = {xc, y0, s};
+      } else if (s <= lower + bend) {
+        const double a = (s - lower) / kFold;
+        q = {xc, y0 + kFold * (1.0 - std::cos(a)), lower + kFold * std::sin(a)};
+      } else {
+        q = {xc, y0 + 2.0 * kFold, lower - (s - lower - bend)};
+      }
+      x.row(grid_index(p, r, c)) = q;
+    }
+  return x;
+}
+
+struct Run {
+  Points3 x;
+  double closest = std::numeric_limits<double>::infinity();  // over all frames
+};
+
+Run drop(const ClothParams& p, int frames) {
+  MassSpringSolver sim(p);
+  sim.set_state(folded(p), Points3::Zero(p.nx * p.ny, 3));
+  const SelfCollision pairs(p, sim.pins());
+  Run run;
+  for (int f = 0; f < frames; ++f) {
+    REQUIRE(sim.advance_frame().ok);
+    run.closest = std::min(run.closest, pairs.closest_pair(sim.positions()));
+  }
+  run.x = sim.positions();
+  return run;
+}
+
+/// Mean height of the upper half's middle rows, away from its edges and from the fold.
+double upper_height(const ClothParams& p, const Points3& x) {
+  double sum = 0.0;
+  int count = 0;
+  for (int r = kUpperFrom + 2; r < p.ny - 2; ++r)
+    for (int c = 2; c < p.nx - 2; ++c, ++count) sum += x(grid_index(p, r, c), 1);
+  return sum / count;
+}
+
+}  // namespace
+
+TEST_CASE("a folded sheet rests a thickness above itself with self-collision") {
+  // 3 s: the upper half falls 0.2 m (0.2 s) and settles.
+  const ClothParams with = strip(true), without = strip(false);
+  const double t = self_thickness(with);
+  REQUIRE(t == kSpacing);
+  const Run on = drop(with, 180), off = drop(without, 180);
+  const double ground = with.collision_margin;  // where the lower half lies
+  MESSAGE("upper half at " << upper_height(with, on.x) << " m with self-collision, "
+                           << upper_height(without, off.x) << " m without; closest pair "
+                           << on.closest << " m (thickness " << t << " m)");
+  // Without it the upper half falls through onto the ground (the check can fail).
+  CHECK(upper_height(without, off.x) < ground + 0.25 * t);
+  // With it, on the lower half. A particle resting on a square lattice of spheres of diameter t
+  // at spacing s = t sits t above the layer when on top of a particle, sqrt(t^2 - s^2 / 4) in
+  // the dip between two, and sqrt(t^2 - s^2 / 2) = t / sqrt(2) over a cell's centre; the layer's
+  // mean lies in between (2 % of t below for the springs' sag between particles).
+  const double h = upper_height(with, on.x) - ground;
+  CHECK(h > (1.0 / std::sqrt(2.0) - 0.02) * t);
+  CHECK(h < 1.02 * t);
+  CHECK(on.closest > 0.8 * t);
+}
+
+TEST_CASE("self-collision gives the same bytes on one and two threads") {
+  const ClothParams p = strip(true);
+  Points3 one, two;
+  {
+    tbb::global_control c(tbb::global_control::max_allowed_parallelism, 1);
+    one = drop(p, 30).x;
+  }
+  {
+    tbb::global_control c(tbb::global_control::max_allowed_parallelism, 2);
+    two = drop(p, 30).x;
+  }
+  REQUIRE(one.size() == two.size());
+  CHECK(std::memcmp(one.data(), two.data(), sizeof(double) * one.size()) == 0);
+}
+
+TEST_CASE("grid neighbours are not pushed apart") {
+  // The flat sheet shrunk to 60 % of its spacing: row and column neighbours (0.6 t apart) and
+  // diagonal ones (0.85 t) overlap, but only pairs 2 or more rows or columns apart are tested,
+  // and those stay 1.2 t apart, so nothing moves.
+  const ClothParams p = strip(true);
+  const double t = self_thickness(p);
+  const Points3 shrunk = 0.6 * rest_positions(p);
+  const SelfCollision self(p, {});
+  const std::vector<char> fixed(static_cast<std::size_t>(shrunk.rows()), 0);
+  Points3 x = shrunk;
+  CHECK(self.separate(x, fixed, 4) == 0.0);
+  CHECK(x == shrunk);
+  // A particle of row 20 laid 0.3 t from one of row 0 is tested, and the two are pushed apart.
+  const int a = grid_index(p, 0, 4), b = grid_index(p, 20, 4);
+  x.row(b) = x.row(a) + Eigen::RowVector3d(0.0, 0.3 * t, 0.0);
+  const Points3 before = x;
+  CHECK(self.separate(x, fixed, 0) == doctest::Approx(0.7 * t));  // 0 passes: measure only
+  CHECK(x == before);
+  self.separate(x, fixed, 1);
+  CHECK((x.row(b) - x.row(a)).norm() > (before.row(b) - before.row(a)).norm());
+}
+
+TEST_CASE("the miniature's thickness is the target's over the DSDS factor, at least its spacing") {
+  // The miniature keeps the target's rest lengths, so its spacing is the target's.
+  ClothParams p = strip(true);
+  p.self_collision.thickness = 4 * kSpacing;
+  CHECK(self_thickness(miniature_params(p, 2)) == doctest::Approx(2 * kSpacing));
+  p.self_collision.thickness = 0.0;  // the spacing: kSpacing / 2 would leave gaps
+  CHECK(self_thickness(miniature_params(p, 2)) == doctest::Approx(kSpacing));
+}
+
+TEST_CASE("the collision scene's sheet does not pass through itself with self-collision") {
+  // 17 x 17 (spacing 1/16 m), 120 frames: the sheet drapes over the sphere and slides off onto
+  // the ground, folding over itself on the way.
+  const auto crossings = [](bool self) {
+    ClothParams p;
+    p.nx = p.ny = 17;
+    p.spacing = 1.0 / 16;
+    REQUIRE(apply_scene_preset("collision", p));
+    p.self_collision.enabled = self;
+    MassSpringSolver sim(p);
+    SheetCrossings total;
+    for (int f = 0; f < p.frames; ++f) {
+      REQUIRE(sim.advance_frame().ok);
+      const SheetCrossings c = count_crossings(p, sim.positions());
+      total.crease += c.crease;
+      total.layers += c.layers;
+    }
+    return total;
+  };
+  const SheetCrossings off = crossings(false), on = crossings(true);
+  MESSAGE("edge-triangle crossings over 120 frames, creases / layers: without "
+          << off.crease << " / " << off.layers << ", with " << on.crease << " / " << on.layers);
+  // Without self-collision the sheet passes through itself (measured: 971 / 4144).
+  CHECK(off.layers > 1000);
+  // With it no layer passes through another; a crease tighter than a cell may still fold a
+  // triangle through its neighbour's edge (measured: 4 over the run).
+  CHECK(on.layers == 0);
+  CHECK(100 * on.crease < off.crease);
+}
+
+TEST_CASE("crossings are counted where one sheet passes through another, not where it is close") {
+  // One 5 x 10 grid (spacing 0.1) in two halves: rows 0-4 flat in the plane y = 0, rows 5-9
+  // standing upright through it in the plane x = 0, at y = -0.15 ... 0.25 and shifted by a
+  // quarter cell in z, so that no edge meets the flat half on a grid line or a diagonal.
+  ClothParams p;
+  p.nx = 5;
+  p.ny = 10;
+  p.spacing = 0.1;
+  Points3 x(50, 3);
+  for (int r = 0; r < 10; ++r)
+    for (int c = 0; c < 5; ++c)
+      x.row(grid_index(p, r, c)) =
+          r < 5 ? Eigen::RowVector3d((r - 2) * 0.1 + 0.05, 0.0, (c - 2) * 0.1 + 0.05)
+                : Eigen::RowVector3d(0.0, (r - 7) * 0.1 + 0.05, (c - 2) * 0.1 + 0.075);
+  // Between rows 6 and 7 (y = -0.05 to 0.05) the upright half's 5 column edges and 4 diagonals
+  // pass through y = 0; one column edge (z = 0.275) misses the flat half (z <= 0.25), each of
+  // the other 8 meets it inside one triangle of rows 1-2, 4 or more rows away on the grid. The
+  // same way 8 edges of the flat half between rows 1 and 2 (x = -0.05 to 0.05) pass through the
+  // upright half (its column edge at z = -0.15 misses it, z >= -0.125): 16.
+  const SheetCrossings through = count_crossings(p, x);
+  CHECK(through.layers == 16);
+  CHECK(through.crease == 0);
+  // Lifted by 0.25 the upright half only touches the flat one along their shared row.
+  for (int i = 25; i < 50; ++i) x(i, 1) += 0.25;
+  const SheetCrossings above = count_crossings(p, x);
+  CHECK(above.layers == 0);
+  CHECK(above.crease == 0);
+}
+
+TEST_CASE("a step that diverges with self-collision is reported as diverged") {
+  // Positions of 1e5 m and beyond reach the spatial hash before the solver's divergence check.
+  ClothParams p = strip(true);
+  MassSpringSolver sim(p);
+  Points3 v = Points3::Zero(p.nx * p.ny, 3);
+  for (int i = 0; i < p.nx * p.ny; i += 2) v(i, 0) = (i % 4 == 0 ? 1e7 : -1e7) / p.time_step;
+  sim.set_state(folded(p), v);
+  const StepResult r = sim.step();
+  CHECK_FALSE(r.ok);
+  CHECK(r.particle >= 0);
+}
