@@ -79,8 +79,9 @@ struct SelfCollision::Grid {
 SelfCollision::SelfCollision(const ClothParams& params, const std::vector<int>& pinned)
     : nx_(params.nx), thickness_(self_thickness(params)), rest_(rest_positions(params)) {
   DATADYN_CHECK_GT(thickness_, 0.0);
-  // In grid units, rounded up: 2 rows apart is tested when t <= spacing.
-  const double reach = 2.0 * std::max(thickness_, params.spacing) / params.spacing;
+  // In grid units, rounded up: 2 rows apart is tested when t <= spacing. Leaving such pairs out
+  // let creases fold through themselves (collision scene 33 x 33: 18,608 crossings, not 198).
+  const double reach = 1.5 * std::max(thickness_, params.spacing) / params.spacing;
   excluded_cells2_ = static_cast<int>(std::ceil(reach * reach * (1.0 - 1e-9)));
   const auto n = static_cast<std::size_t>(rest_.rows());
   row_.resize(n);

@@ -3,13 +3,15 @@
 /// Self-collision of a cloth grid by particle thickness, as in particle-based cloth (Macklin,
 /// Müller, Chentanez, Kim 2014, "Unified particle physics for real-time applications", where
 /// cloth particles are spheres): every two particles that are not near each other on the grid are
-/// pushed apart to `thickness` along the line between them. A sheet whose particles are spheres of
-/// radius thickness / 2 has no gap a particle can pass through when thickness >= spacing / sqrt(2)
-/// (the centre of a grid cell is spacing / sqrt(2) from its corners), so two layers cannot cross as
-/// long as no particle moves farther than about a thickness in one step. Pairs whose rest distance
-/// is under 2 max(thickness, spacing) are never tested (at t <= spacing: a particle's 8 grid
-/// neighbours), since the springs hold them near their rest distance; two particles 2 rows apart
-/// are pushed apart only where the sheet creases tighter than its thickness.
+/// pushed apart to `thickness` along the line between them. In an unstretched sheet every point
+/// is within spacing / sqrt(2) of a particle (a cell's centre is that far from its corners), so
+/// with thickness >= spacing / sqrt(2) no particle passes through the sheet, and with thickness >=
+/// sqrt(1/2 + 1/4) spacing = 0.87 spacing no edge either (its ends are within half an edge of the
+/// point where it crosses) - as long as nothing moves about a thickness in one step and the sheet
+/// is not stretched open. Pairs whose rest distance is under 1.5 max(thickness, spacing) are never
+/// tested (at thickness <= spacing: a particle's 8 grid neighbours), since the springs hold them
+/// near their rest distance; two particles 2 rows apart are pushed apart only where the sheet
+/// creases tighter than its thickness.
 ///
 /// The separation is a Jacobi pass: each particle sums the pushes of all its overlapping partners
 /// in a fixed order and moves by their mean, so any thread count gives the same bytes. A spatial
