@@ -214,43 +214,78 @@ bool crosses(const Eigen::Vector3d& p, const Eigen::Vector3d& q, const Eigen::Ve
 }  // namespace
 
 SheetCrossings count_crossings(const ClothParams& params, const Points3& x) {
-  const int nx = params.nx, n = params.nx * params.ny;
-  DATADYN_CHECK_EQ(x.rows(), n);
+  const int nx = params.nx;
+  DATADYN_CHECK_EQ(x.rows(), static_cast<Eigen::Index>(nx) * params.ny);
+  DATADYN_CHECK(x.allFinite());
   const Triangles tris = grid_triangles(params);
-  std::vector<Eigen::Vector3d> lo(static_cast<std::size_t>(tris.rows())), hi(lo.size());
-  for (Eigen::Index t = 0; t < tris.rows(); ++t) {
-    const auto k = static_cast<std::size_t>(t);
-    lo[k] = x.row(tris(t, 0)).transpose();
-    hi[k] = lo[k];
+  const auto nt = static_cast<std::size_t>(tris.rows());
+  // The mesh's edges, each once, and cells twice their mean length (a stretched edge or triangle
+  // spans more of them).
+  std::vector<std::pair<int, int>> edges;
+  for (Eigen::Index t = 0; t < tris.rows(); ++t)
+    for (int k = 0; k < 3; ++k) edges.emplace_back(std::minmax(tris(t, k), tris(t, (k + 1) % 3)));
+  std::sort(edges.begin(), edges.end());
+  edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+  double size = 0.0;
+  for (const auto& [i, j] : edges) size += (x.row(i) - x.row(j)).norm();
+  size *= 2.0 / static_cast<double>(edges.size());
+  if (size == 0.0) return {};
+  const double inv = 1.0 / size;
+  using Cell = std::array<std::int64_t, 3>;
+  const auto cell_of = [&](const Eigen::Vector3d& p) {
+    return Cell{static_cast<std::int64_t>(std::floor(p.x() * inv)),
+                static_cast<std::int64_t>(std::floor(p.y() * inv)),
+                static_cast<std::int64_t>(std::floor(p.z() * inv))};
+  };
+  // Every triangle in each cell its bounding box touches (at most 2 per axis), sorted by cell.
+  std::vector<Eigen::Vector3d> lo(nt), hi(nt);
+  std::vector<std::pair<Cell, int>> in_cell;
+  for (std::size_t t = 0; t < nt; ++t) {
+    const auto row = static_cast<Eigen::Index>(t);
+    lo[t] = hi[t] = x.row(tris(row, 0)).transpose();
     for (int v = 1; v < 3; ++v) {
-      lo[k] = lo[k].cwiseMin(x.row(tris(t, v)).transpose());
-      hi[k] = hi[k].cwiseMax(x.row(tris(t, v)).transpose());
+      lo[t] = lo[t].cwiseMin(x.row(tris(row, v)).transpose());
+      hi[t] = hi[t].cwiseMax(x.row(tris(row, v)).transpose());
     }
+    const Cell a = cell_of(lo[t]), b = cell_of(hi[t]);
+    for (std::int64_t i = a[0]; i <= b[0]; ++i)
+      for (std::int64_t j = a[1]; j <= b[1]; ++j)
+        for (std::int64_t k = a[2]; k <= b[2]; ++k)
+          in_cell.emplace_back(Cell{i, j, k}, static_cast<int>(t));
   }
+  std::sort(in_cell.begin(), in_cell.end());
+
   SheetCrossings result;
-  for (int i = 0; i < n; ++i) {
-    const int r = i / nx, c = i % nx;
-    for (const auto& [dr, dc] : {std::pair{0, 1}, std::pair{1, 0}, std::pair{1, 1}}) {
-      if (r + dr >= params.ny || c + dc >= nx) continue;
-      const int j = i + dr * nx + dc;
-      const Eigen::Vector3d p = x.row(i).transpose(), q = x.row(j).transpose();
-      const Eigen::Vector3d elo = p.cwiseMin(q), ehi = p.cwiseMax(q);
-      for (Eigen::Index t = 0; t < tris.rows(); ++t) {
-        const auto k = static_cast<std::size_t>(t);
-        if ((lo[k].array() > ehi.array()).any() || (hi[k].array() < elo.array()).any()) continue;
-        int apart = n;
-        bool shared = false;
-        for (int v = 0; v < 3; ++v) {
-          const int w = tris(t, v);
-          shared = shared || w == i || w == j;
-          for (const int e : {i, j})
-            apart = std::min(apart, std::max(std::abs(e / nx - w / nx), std::abs(e % nx - w % nx)));
+  std::vector<int> candidates;
+  for (const auto& [i, j] : edges) {
+    const Eigen::Vector3d p = x.row(i).transpose(), q = x.row(j).transpose();
+    const Eigen::Vector3d elo = p.cwiseMin(q), ehi = p.cwiseMax(q);
+    const Cell a = cell_of(elo), b = cell_of(ehi);
+    candidates.clear();
+    for (std::int64_t ci = a[0]; ci <= b[0]; ++ci)
+      for (std::int64_t cj = a[1]; cj <= b[1]; ++cj)
+        for (std::int64_t ck = a[2]; ck <= b[2]; ++ck) {
+          const Cell c{ci, cj, ck};
+          auto it = std::lower_bound(in_cell.begin(), in_cell.end(), std::pair{c, -1});
+          for (; it != in_cell.end() && it->first == c; ++it) candidates.push_back(it->second);
         }
-        if (shared || !crosses(p, q, x.row(tris(t, 0)).transpose(), x.row(tris(t, 1)).transpose(),
-                               x.row(tris(t, 2)).transpose()))
-          continue;
-        (apart <= 2 ? result.crease : result.layers) += 1;
+    std::sort(candidates.begin(), candidates.end());
+    candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+    for (const int t : candidates) {
+      const auto k = static_cast<std::size_t>(t);
+      if ((lo[k].array() > ehi.array()).any() || (hi[k].array() < elo.array()).any()) continue;
+      int apart = std::numeric_limits<int>::max();
+      bool shared = false;
+      for (int v = 0; v < 3; ++v) {
+        const int w = tris(t, v);
+        shared = shared || w == i || w == j;
+        for (const int e : {i, j})
+          apart = std::min(apart, std::max(std::abs(e / nx - w / nx), std::abs(e % nx - w % nx)));
       }
+      if (shared || !crosses(p, q, x.row(tris(t, 0)).transpose(), x.row(tris(t, 1)).transpose(),
+                             x.row(tris(t, 2)).transpose()))
+        continue;
+      (apart <= 2 ? result.crease : result.layers) += 1;
     }
   }
   return result;
