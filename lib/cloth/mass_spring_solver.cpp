@@ -1,5 +1,6 @@
 #include "cloth/mass_spring_solver.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <Eigen/Geometry>
@@ -253,6 +254,7 @@ StepResult MassSpringSolver::step() {
   for (int i : pins_) v.row(i).setZero();
 
   StepResult result;
+  result.motion = std::sqrt((x - x_).rowwise().squaredNorm().maxCoeff());
   for (Eigen::Index i = 0; i < n; ++i) {
     if (!x.row(i).allFinite() || !v.row(i).allFinite() ||
         x.row(i).cwiseAbs().maxCoeff() > divergence_bound_) {
@@ -269,7 +271,12 @@ StepResult MassSpringSolver::step() {
 
 StepResult MassSpringSolver::advance_frame() {
   StepResult r;
-  for (int s = 0; s < params_.substeps && r.ok; ++s) r = step();
+  double motion = 0.0;
+  for (int s = 0; s < params_.substeps && r.ok; ++s) {
+    r = step();
+    motion = std::max(motion, r.motion);
+  }
+  r.motion = motion;
   return r;
 }
 

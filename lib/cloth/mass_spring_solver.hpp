@@ -35,8 +35,9 @@
 namespace datadyn::cloth {
 
 struct StepResult {
-  bool ok = true;     ///< false: a position or velocity is not finite or left 1e3 m
-  int particle = -1;  ///< the first bad particle when !ok
+  bool ok = true;       ///< false: a position or velocity is not finite or left 1e3 m
+  int particle = -1;    ///< the first bad particle when !ok
+  double motion = 0.0;  ///< the farthest a particle moved in the step (frame: in any substep), m
 };
 
 class MassSpringSolver {

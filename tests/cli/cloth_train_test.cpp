@@ -385,6 +385,7 @@ TEST_CASE("cloth-train: cloth.self_collision reaches the solver and the stored r
   auto r = run_command(kTool + scene + " --set cloth.self_collision.enabled=true -o " + on);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("thicknesses in one step") == std::string::npos);
   const auto a = datadyn::io::CacheReader(off).sequence("collision_000").positions(59);
   const auto b = datadyn::io::CacheReader(on).sequence("collision_000").positions(59);
   CHECK(a != b);
@@ -392,6 +393,14 @@ TEST_CASE("cloth-train: cloth.self_collision reaches the solver and the stored r
   CHECK(
       std::get<std::string>(attrs.at("cloth_json")).find("\"self_collision\":{\"enabled\":true") !=
       std::string::npos);
+  // A sheet 1 cm thick moves several thicknesses a step as it falls: the run warns.
+  r = run_command(kTool + scene +
+                  " --set cloth.self_collision.enabled=true"
+                  " --set cloth.self_collision.thickness=0.01 -o " +
+                  (dir / "thin.h5").string());
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.find("collision_000: a particle moved ") != std::string::npos);
+  CHECK(r.err.find(" self-collision thicknesses in one step (frame ") != std::string::npos);
   // Up to 5 spacings (0.5 m here).
   r = run_command(kTool + scene + " --set cloth.self_collision.thickness=0.6 -o " +
                   (dir / "bad.h5").string());

@@ -139,12 +139,11 @@ TEST_CASE("a network trained on the simulated miniature corrects it: closer and 
     bilinear.add(interpolate_upscale(mini[t], grid, Interpolation::Bilinear), frames[t], n);
     truth.add(frames[t], frames[t], n);
   }
-  MESSAGE("error (m, summed over frames): corrected " << corrected.error << ", network alone "
-                                                      << raw.error << ", bilinear "
-                                                      << bilinear.error);
-  MESSAGE("roughness (m, summed over frames): corrected " << corrected.rough << ", network alone " << raw.rough
-                                  << ", bilinear " << bilinear.rough << ", target "
-                                  << truth.rough);
+  MESSAGE("error (m, summed over frames): corrected "
+          << corrected.error << ", network alone " << raw.error << ", bilinear " << bilinear.error);
+  MESSAGE("roughness (m, summed over frames): corrected "
+          << corrected.rough << ", network alone " << raw.rough << ", bilinear " << bilinear.rough
+          << ", target " << truth.rough);
   // Measured: error 7.0x below bilinear's; roughness 1.18x the target's (the network's whole
   // output: 2.6x). Half of bilinear's error fails a network that learned nothing beyond
   // interpolation; twice the target's roughness fails the network's own noisy interiors.

@@ -125,5 +125,6 @@ TEST_CASE("grid roughness is zero on a plane and the closed form on a parabolic 
   // z = a u^2: 2 a h^2 along every row's interior, 0 along the columns.
   const double along_rows = ny * (nx - 2), along_columns = (ny - 2) * nx;
   const double expected = along_rows * 2 * a * h * h / (along_rows + along_columns);
-  CHECK(datadyn::cloth::grid_roughness(cylinder, nx, ny) == doctest::Approx(expected).epsilon(1e-12));
+  CHECK(datadyn::cloth::grid_roughness(cylinder, nx, ny) ==
+        doctest::Approx(expected).epsilon(1e-12));
 }
