@@ -325,8 +325,8 @@ void read_cloth_params(app::ConfigReader& r, ClothParams& p) {
   r.get("collision_margin", p.collision_margin, non_negative());
   auto sc = r.child("self_collision");
   sc.get("enabled", p.self_collision.enabled);
-  // Pairs within 3 thicknesses on the grid are never tested: beyond 5 spacings, that would leave
-  // the folds of a cloth of a few dozen rows untested.
+  // Pairs closer than 1.5 thicknesses at rest are never tested: beyond 5 spacings, that would
+  // leave the folds of a cloth of a few dozen rows untested.
   sc.get("thickness", p.self_collision.thickness, app::Range{0.0, 5.0 * p.spacing});
   r.get("force_scale", p.force_scale, positive());
   r.get("velocity_scale", p.velocity_scale, positive());

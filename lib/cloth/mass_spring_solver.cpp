@@ -230,12 +230,13 @@ StepResult MassSpringSolver::step() {
     project_to_colliders(x, &contact);
     if (self_) {
       // Partners are found after the first solve, within kSelfReach thicknesses, and again
-      // before the last separation.
+      // after the last one.
       const bool last = it + 1 == p.iterations;
       if (it == 0 || last)
         near = self_->partners(x, (last ? SelfCollision::kReach : kSelfReach) * self_->thickness());
-      self_->separate(x, contact, near, last ? kSelfFinalPasses : kSelfPasses);
-      project_to_colliders(x, &contact);
+      // Projected again only if moved: a second projection is not exactly idempotent.
+      if (self_->separate(x, contact, near, last ? kSelfFinalPasses : kSelfPasses).passes > 0)
+        project_to_colliders(x, &contact);
     }
   }
 

@@ -128,16 +128,17 @@ SelfCollision::Partners SelfCollision::partners(const Points3& x, double reach) 
   return result;
 }
 
-double SelfCollision::separate(Points3& x, const std::vector<char>& fixed, int passes) const {
+SelfCollision::Separation SelfCollision::separate(Points3& x, const std::vector<char>& fixed,
+                                                  int passes) const {
   return separate(x, fixed, partners(x, kReach * thickness_), passes);
 }
 
-double SelfCollision::separate(Points3& x, const std::vector<char>& fixed, const Partners& near,
-                               int passes) const {
+SelfCollision::Separation SelfCollision::separate(Points3& x, const std::vector<char>& fixed,
+                                                  const Partners& near, int passes) const {
   const std::size_t n = static_cast<std::size_t>(x.rows());
   DATADYN_CHECK_EQ(fixed.size(), n);
   DATADYN_CHECK_EQ(near.start.size(), n + 1);
-  if (near.partner.empty()) return 0.0;
+  if (near.partner.empty()) return {};
   const double t = thickness_, t2 = t * t;
   const std::vector<int>& start = near.start;
   const std::vector<int>& partner = near.partner;
@@ -160,8 +161,8 @@ double SelfCollision::separate(Points3& x, const std::vector<char>& fixed, const
               const double len = std::sqrt(d2);
               w = std::max(w, t - len);
               const auto jb = static_cast<std::size_t>(b);
-              // A pinned particle never moves; one on a collider moves only for another on a
-              // collider (the projection that follows puts it back on the surface).
+              // A pinned particle never moves; one on a collider moves only for a pinned one or
+              // another on a collider (the projection that follows puts it back on the surface).
               double share = 0.5;
               if (pinned_[jb])
                 share = 1.0;
@@ -181,7 +182,7 @@ double SelfCollision::separate(Points3& x, const std::vector<char>& fixed, const
           return w;
         },
         [](double a, double b) { return std::max(a, b); });
-    if (worst == 0.0 || pass == passes) return worst;
+    if (worst == 0.0 || pass == passes) return {worst, pass};
     x += push;
   }
 }

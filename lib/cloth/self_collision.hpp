@@ -40,13 +40,19 @@ class SelfCollision {
   };
   Partners partners(const Points3& x, double reach) const;
 
-  /// Up to `passes` Jacobi passes over x, among `near` (found at positions close to x); particles
-  /// with `fixed[i] != 0` (on a collider) take no push from free ones, which take the whole of it.
-  /// Returns the largest overlap (thickness minus distance, m) left after the last pass, 0 if none.
-  double separate(Points3& x, const std::vector<char>& fixed, const Partners& near,
-                  int passes) const;
+  /// What separate did: the largest overlap (thickness minus distance, m) left after its last
+  /// pass, 0 if none, and how many passes moved particles (0: nothing overlapped).
+  struct Separation {
+    double overlap = 0.0;
+    int passes = 0;
+  };
+  /// Up to `passes` Jacobi passes over x, among `near` (found at positions close to x). A pinned
+  /// particle never moves; one with `fixed[i] != 0` (on a collider) moves only for a pinned
+  /// partner or another on a collider, and a free partner takes the whole push.
+  Separation separate(Points3& x, const std::vector<char>& fixed, const Partners& near,
+                      int passes) const;
   /// The same among the partners within kReach thicknesses of x.
-  double separate(Points3& x, const std::vector<char>& fixed, int passes) const;
+  Separation separate(Points3& x, const std::vector<char>& fixed, int passes) const;
 
   /// Partners within this many thicknesses take part in separate(x, fixed, passes): the passes
   /// move particles by a fraction of a thickness, so a pair that comes within one is among them.
