@@ -354,6 +354,12 @@ void read_cloth_config(app::ConfigReader& r, ClothConfig& c) {
     }
     auto second = r.child("cloth");
     read_cloth_params(second, c.cloth);
+    // A thickness is a request for self-collision that does nothing while it is off.
+    if (c.cloth.self_collision.thickness > 0.0 && !c.cloth.self_collision.enabled)
+      spdlog::warn(
+          "cloth.self_collision.thickness is {} m but cloth.self_collision.enabled is false: no "
+          "self-collision",
+          c.cloth.self_collision.thickness);
     // A cloth that starts inside the sphere or below the ground is thrown out by the first
     // projection (a sphere larger than the cloth ended as "diverged" at frame 1), and a pinned
     // particle there can never leave.

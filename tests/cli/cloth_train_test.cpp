@@ -401,6 +401,12 @@ TEST_CASE("cloth-train: cloth.self_collision reaches the solver and the stored r
   CHECK(r.exit_code == 0);
   CHECK(r.err.find("collision_000: a particle moved ") != std::string::npos);
   CHECK(r.err.find(" self-collision thicknesses in one step (frame ") != std::string::npos);
+  // A thickness without enabled does nothing, and says so.
+  r = run_command(kTool + scene + " --set cloth.self_collision.thickness=0.05 --dry-run -o " +
+                  (dir / "off2.h5").string());
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.find("cloth.self_collision.thickness is 0.05 m but cloth.self_collision.enabled is "
+                   "false: no self-collision") != std::string::npos);
   // Up to 5 spacings (0.5 m here).
   r = run_command(kTool + scene + " --set cloth.self_collision.thickness=0.6 -o " +
                   (dir / "bad.h5").string());
