@@ -216,6 +216,10 @@ TEST_CASE("cloth-train: simulate, train, upscale and evaluate chain through thei
   const auto report = nlohmann::json::parse(in);
   REQUIRE(report["upscaling"].size() == 4);
   for (const auto& row : report["upscaling"]) CHECK(row["error"].get<double>() > 0.0);
+  // The swinging curtain never passes through itself, nor do interpolations of its miniature.
+  CHECK(report["target_layer_crossings_per_frame"].get<double>() == 0.0);
+  for (int k = 0; k < 3; ++k)
+    CHECK(report["upscaling"][k]["layer_crossings_per_frame"].get<double>() == 0.0);
   CHECK(report["provenance"]["command_line"].get<std::string>().find(" evaluate ") !=
         std::string::npos);
   CHECK(report["provenance"]["config"].is_object());
