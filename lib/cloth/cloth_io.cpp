@@ -979,17 +979,21 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
     double err = 0, count = 0, ms = 0, frames = 0, dsds_err = 0, dsds_count = 0, rough = 0;
     double layers = 0;  // edge-triangle crossings between parts of the sheet, summed over frames
   };
-  auto roughness = [](const std::vector<Points3>& frames, const ClothParams& p) {
+  // Per-frame measures summed over frames: roughness, and where the sheet passes through itself
+  // (self_collision.hpp; an upscaler can put layers through each other that the target keeps
+  // apart).
+  auto sum_over = [](const std::vector<Points3>& frames, const auto& measure) {
     double sum = 0.0;
-    for (const auto& x : frames) sum += grid_roughness(x, p.nx, p.ny);
+    for (const auto& x : frames) sum += measure(x);
     return sum;
   };
-  // Where a sheet passes through itself (self_collision.hpp): an upscaler can put layers through
-  // each other that the target keeps apart.
-  auto layer_crossings = [](const std::vector<Points3>& frames, const ClothParams& p) {
-    double sum = 0.0;
-    for (const auto& x : frames) sum += static_cast<double>(count_crossings(p, x).layers);
-    return sum;
+  auto roughness = [&](const std::vector<Points3>& frames, const ClothParams& p) {
+    return sum_over(frames, [&](const Points3& x) { return grid_roughness(x, p.nx, p.ny); });
+  };
+  auto layer_crossings = [&](const std::vector<Points3>& frames, const ClothParams& p) {
+    return sum_over(frames, [&](const Points3& x) {
+      return static_cast<double>(count_crossings(p, x).layers);
+    });
   };
   double target_rough = 0.0, target_frames = 0.0, target_layers = 0.0;
   std::vector<std::vector<Acc>> acc(models.size(), std::vector<Acc>(methods.size()));

@@ -18,7 +18,7 @@ double self_thickness(const ClothParams& params) {
   return params.self_collision.thickness > 0.0 ? params.self_collision.thickness : params.spacing;
 }
 
-/// Particles bucketed by the cell of side `thickness` they lie in; a bucket may hold several cells
+/// Particles bucketed by the cell of side `size` they lie in; a bucket may hold several cells
 /// (hash collisions), so a query compares cells, not buckets. Particles sit in a bucket in
 /// increasing index order.
 struct SelfCollision::Grid {
@@ -77,7 +77,7 @@ struct SelfCollision::Grid {
 };
 
 SelfCollision::SelfCollision(const ClothParams& params, const std::vector<int>& pinned)
-    : nx_(params.nx), thickness_(self_thickness(params)), rest_(rest_positions(params)) {
+    : thickness_(self_thickness(params)), rest_(rest_positions(params)) {
   DATADYN_CHECK_GT(thickness_, 0.0);
   // In grid units, rounded up: 2 rows apart is tested when t <= spacing. Leaving such pairs out
   // let creases fold through themselves (collision scene 33 x 33: 18,608 crossings, not 198).
@@ -87,8 +87,8 @@ SelfCollision::SelfCollision(const ClothParams& params, const std::vector<int>& 
   row_.resize(n);
   column_.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
-    row_[i] = static_cast<int>(i) / nx_;
-    column_[i] = static_cast<int>(i) % nx_;
+    row_[i] = static_cast<int>(i) / params.nx;
+    column_[i] = static_cast<int>(i) % params.nx;
   }
   pinned_.assign(n, 0);
   for (int p : pinned) pinned_[static_cast<std::size_t>(p)] = 1;

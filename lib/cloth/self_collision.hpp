@@ -68,7 +68,6 @@ class SelfCollision {
   struct Grid;  // the spatial hash of one set of positions
   bool tested(int i, int j) const;
 
-  int nx_ = 0;
   double thickness_ = 0.0;
   int excluded_cells2_ = 0;  // pairs with dr^2 + dc^2 below this (grid units) are not tested
   std::vector<int> row_, column_;
