@@ -5,6 +5,7 @@
 
 #include <Eigen/Geometry>
 
+#include "cloth/colliders.hpp"
 #include "core/check.hpp"
 #include "core/errors.hpp"
 #include "core/parallel.hpp"
@@ -145,27 +146,6 @@ Points3 MassSpringSolver::external_forces() const {
   return p.force_scale * f;
 }
 
-void MassSpringSolver::project_to_colliders(Points3& x, std::vector<char>* contact) const {
-  const ClothParams& p = params_;
-  const double margin = p.collision_margin;
-  for (int i : free_) {
-    if (p.sphere.enabled) {
-      const Eigen::Vector3d d = x.row(i).transpose() - p.sphere.center;
-      const double r = p.sphere.radius + margin;
-      const double len = d.norm();
-      if (len < r) {
-        const Eigen::Vector3d n = len > 0.0 ? Eigen::Vector3d(d / len) : Eigen::Vector3d::UnitY();
-        x.row(i) = (p.sphere.center + r * n).transpose();
-        if (contact) (*contact)[static_cast<std::size_t>(i)] |= 1;
-      }
-    }
-    if (p.ground.enabled && x(i, 1) < p.ground.height + margin) {
-      x(i, 1) = p.ground.height + margin;
-      if (contact) (*contact)[static_cast<std::size_t>(i)] |= 2;
-    }
-  }
-}
-
 StepResult MassSpringSolver::step() {
   const ClothParams& p = params_;
   const double h = step_length(), h2 = h * h;
@@ -227,7 +207,7 @@ StepResult MassSpringSolver::step() {
     system_.solve_permuted(rhs);
     for (std::size_t r = 0; r < nf; ++r)
       x.row(row_particle_[r]) = rhs.row(static_cast<Eigen::Index>(r));
-    project_to_colliders(x, &contact);
+    project_to_colliders(p, x, free_, &contact);
     if (self_) {
       // Partners are found after the first solve, within kSelfReach thicknesses, and again
       // after the last one.
@@ -236,19 +216,19 @@ StepResult MassSpringSolver::step() {
         near = self_->partners(x, (last ? SelfCollision::kReach : kSelfReach) * self_->thickness());
       // Projected again only if moved: a second projection is not exactly idempotent.
       if (self_->separate(x, contact, near, last ? kSelfFinalPasses : kSelfPasses).passes > 0)
-        project_to_colliders(x, &contact);
+        project_to_colliders(p, x, free_, &contact);
     }
   }
 
   Points3 v = (x - x_) / h;
   for (Eigen::Index i = 0; i < n; ++i) {
     const char c = contact[static_cast<std::size_t>(i)];
-    if (c & 1) {  // remove the velocity into the sphere
+    if (c & kOnSphere) {  // remove the velocity into the sphere
       const Eigen::Vector3d nrm = (x.row(i).transpose() - p.sphere.center).normalized();
       const double vn = v.row(i).dot(nrm.transpose());
       if (vn < 0.0) v.row(i) -= vn * nrm.transpose();
     }
-    if ((c & 2) && v(i, 1) < 0.0) v(i, 1) = 0.0;
+    if ((c & kOnGround) && v(i, 1) < 0.0) v(i, 1) = 0.0;
   }
   // damping is per frame: each of its substeps keeps the substeps-th root of 1 - damping.
   v *= p.substeps == 1 ? 1.0 - p.damping : std::pow(1.0 - p.damping, 1.0 / p.substeps);

@@ -72,7 +72,6 @@ class MassSpringSolver {
   Points3 external_forces() const;
 
  private:
-  void project_to_colliders(Points3& x, std::vector<char>* contact) const;
   /// h of one implicit step: the frame interval over the substeps.
   double step_length() const { return params_.time_step / params_.substeps; }
 
