@@ -12,6 +12,7 @@
 
 #include "app/progress.hpp"
 #include "app/shard.hpp"
+#include "cloth/colliders.hpp"
 #include "cloth/mass_spring_solver.hpp"
 #include "cloth/miniature.hpp"
 #include "cloth/self_collision.hpp"
@@ -123,31 +124,68 @@ Interpolation interpolation_of(const std::string& method) {
   return Interpolation::Bicubic;
 }
 
-/// One target frame from miniature frames t-2, t-1, t by `method` (interpolation uses only t). A
-/// network trained on the simulated miniature corrects the miniature, which is then interpolated
-/// bicubically (see correct_miniature).
+/// upscale.colliders: an upscaled surface can cut through a collider its miniature only touched at
+/// its own particles, and a correction or prediction can move a particle into it. The target's
+/// free particles inside the sphere or below the ground are moved to the surface plus the margin,
+/// as the simulation leaves them after every solve; pinned particles stay where the method put
+/// them.
+class ColliderPass {
+ public:
+  /// `target`: the target grid with its colliders in target metres; does nothing when `enabled`
+  /// is false or the scene has no collider.
+  ColliderPass(const ClothParams& target, bool enabled)
+      : target_(target), active_(enabled && (target.sphere.enabled || target.ground.enabled)) {
+    if (!active_) return;
+    const auto pinned = pinned_particles(target);  // ascending
+    std::size_t k = 0;
+    for (int i = 0; i < target.nx * target.ny; ++i)
+      if (k < pinned.size() && pinned[k] == i)
+        ++k;
+      else
+        free_.push_back(i);
+  }
+  void operator()(Points3& x) const {
+    if (active_) project_to_colliders(target_, x, free_, nullptr);
+  }
+
+ private:
+  ClothParams target_;
+  bool active_ = false;
+  std::vector<int> free_;
+};
+
+/// One target frame from miniature frames t-2, t-1, t by `method` (interpolation uses only t),
+/// then the collider pass. A network trained on the simulated miniature corrects the miniature,
+/// which is then interpolated bicubically (see correct_miniature).
 Points3 upscale_frame(const Points3& m2, const Points3& m1, const Points3& m0,
                       const MiniatureGrid& grid, const std::string& method,
-                      const UpscaleModel* model) {
-  if (method != "network") return interpolate_upscale(m0, grid, interpolation_of(method));
-  const PatchRegressor regressor = [&](const Eigen::MatrixXf& x) {
-    return learn::predict(model->network, model->input, model->output, x);
-  };
-  if (model->miniature == "simulated")
-    return interpolate_upscale(correct_miniature(m2, m1, m0, grid, model->options, regressor), grid,
-                               Interpolation::Bicubic);
-  return regressor_upscale(m2, m1, m0, grid, model->options, regressor);
+                      const UpscaleModel* model, const ColliderPass& colliders) {
+  Points3 x;
+  if (method != "network") {
+    x = interpolate_upscale(m0, grid, interpolation_of(method));
+  } else {
+    const PatchRegressor regressor = [&](const Eigen::MatrixXf& in) {
+      return learn::predict(model->network, model->input, model->output, in);
+    };
+    x = model->miniature == "simulated"
+            ? interpolate_upscale(correct_miniature(m2, m1, m0, grid, model->options, regressor),
+                                  grid, Interpolation::Bicubic)
+            : regressor_upscale(m2, m1, m0, grid, model->options, regressor);
+  }
+  colliders(x);
+  return x;
 }
 
 /// Target frames from miniature frames by `method`; the network uses frames t-2, t-1, t (clamped
 /// to 0 at the start).
 std::vector<Points3> upscale_frames(const std::vector<Points3>& mini, const MiniatureGrid& grid,
-                                    const std::string& method, const UpscaleModel* model) {
+                                    const std::string& method, const UpscaleModel* model,
+                                    const ColliderPass& colliders) {
   std::vector<Points3> out;
   out.reserve(mini.size());
   for (std::size_t t = 0; t < mini.size(); ++t)
     out.push_back(upscale_frame(mini[t >= 2 ? t - 2 : 0], mini[t >= 1 ? t - 1 : 0], mini[t], grid,
-                                method, model));
+                                method, model, colliders));
   return out;
 }
 
@@ -422,6 +460,7 @@ void read_cloth_config(app::ConfigReader& r, ClothConfig& c) {
   if (c.upscale_method != "network" && c.upscale_method != "bilinear" &&
       c.upscale_method != "biquadratic" && c.upscale_method != "bicubic")
     u.fail("method", "one of \"network\", \"bilinear\", \"biquadratic\", \"bicubic\"");
+  u.get("colliders", c.upscale_colliders);
   auto e = r.child("evaluate");
   e.get("timing_frames", c.timing_frames, at_least(1));
 }
@@ -823,6 +862,7 @@ void run_upscale(app::Context& ctx, const ClothConfig& config, const std::string
   struct Job {
     std::string name;
     ClothParams mini;
+    ClothParams target;           // its grid and colliders
     std::vector<Points3> frames;  // empty: simulate
   };
   std::vector<Job> jobs;
@@ -837,7 +877,11 @@ void run_upscale(app::Context& ctx, const ClothConfig& config, const std::string
          cloth_sequences(cache, inputs[next], "miniature runs (cloth-train simulate)")) {
       const auto seq = cache.sequence(name);
       expect_miniature_factor(seq, inputs[next], f);
-      Job job{name, params_of(seq, inputs[next].string()), read_frames(seq)};
+      Job job{name, params_of(seq, inputs[next].string()), {}, read_frames(seq)};
+      // Its target: the grid f times finer, the colliders f times larger.
+      job.target = with_target_colliders(job.mini, f);
+      job.target.nx = f * (job.mini.nx - 1) + 1;
+      job.target.ny = f * (job.mini.ny - 1) + 1;
       // The patches index the miniature as an nx x ny grid: another point count (an empty
       // sequence crashed the upscaling) or a non-finite position is refused here.
       const Eigen::Index expected = static_cast<Eigen::Index>(job.mini.nx) * job.mini.ny;
@@ -862,7 +906,7 @@ void run_upscale(app::Context& ctx, const ClothConfig& config, const std::string
         throw ConfigError(ctx.config_source(), "/cloth/nx",
                           "nx - 1 and ny - 1 divisible by the model's factor " + std::to_string(f),
                           std::to_string(runs[k].nx) + " x " + std::to_string(runs[k].ny));
-      jobs.push_back({run_name(config.scene, k), miniature_params(runs[k], f), {}});
+      jobs.push_back({run_name(config.scene, k), miniature_params(runs[k], f), runs[k], {}});
     }
   }
   const auto out = ctx.output();
@@ -875,6 +919,7 @@ void run_upscale(app::Context& ctx, const ClothConfig& config, const std::string
   io::CacheWriter writer(out, ctx.provenance());
   for (auto& job : jobs) {
     const MiniatureGrid grid{job.mini.nx, job.mini.ny, f};
+    const ColliderPass colliders(job.target, config.upscale_colliders);
     const bool simulate = job.frames.empty();
     const auto frames = static_cast<std::size_t>(simulate ? job.mini.frames : job.frames.size());
     app::Progress progress("frame", frames);
@@ -882,7 +927,7 @@ void run_upscale(app::Context& ctx, const ClothConfig& config, const std::string
     std::vector<Points3> target(frames);
     auto upscale_at = [&](std::size_t t) {
       return upscale_frame(job.frames[t >= 2 ? t - 2 : 0], job.frames[t >= 1 ? t - 1 : 0],
-                           job.frames[t], grid, method, model ? &*model : nullptr);
+                           job.frames[t], grid, method, model ? &*model : nullptr, colliders);
     };
     if (!simulate) {
       for (std::size_t t = 0; t < frames; ++t) {
@@ -918,12 +963,9 @@ void run_upscale(app::Context& ctx, const ClothConfig& config, const std::string
     spdlog::info("{}: {}{} upscaling {:.2f} ms/frame", job.name,
                  simulate ? "miniature simulated and streamed into " : "", method,
                  ms_since(t0) / static_cast<double>(frames));
-    ClothParams tp = job.mini;
-    tp.nx = grid.target_nx();
-    tp.ny = grid.target_ny();
     const Points3 rest =
         interpolate_upscale(rest_positions(job.mini), grid, Interpolation::Bilinear);
-    write_grid_sequence(writer, job.name, tp, target,
+    write_grid_sequence(writer, job.name, job.target, target,
                         {{"method", method}, {"dsds_factor", std::int64_t{f}}}, rest);
   }
   writer.commit();
@@ -978,6 +1020,7 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
   struct Acc {
     double err = 0, count = 0, ms = 0, frames = 0, dsds_err = 0, dsds_count = 0, rough = 0;
     double layers = 0;  // edge-triangle crossings between parts of the sheet, summed over frames
+    double inside = 0;  // particles inside a collider, summed over frames
   };
   // Per-frame measures summed over frames: roughness, and where the sheet passes through itself
   // (self_collision.hpp; an upscaler can put layers through each other that the target keeps
@@ -995,7 +1038,12 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
       return static_cast<double>(count_crossings(p, x).layers);
     });
   };
-  double target_rough = 0.0, target_frames = 0.0, target_layers = 0.0;
+  auto collider_penetrations = [&](const std::vector<Points3>& frames, const ClothParams& p) {
+    return sum_over(frames, [&](const Points3& x) {
+      return static_cast<double>(count_collider_penetrations(p, x));
+    });
+  };
+  double target_rough = 0.0, target_frames = 0.0, target_layers = 0.0, target_inside = 0.0;
   std::vector<std::vector<Acc>> acc(models.size(), std::vector<Acc>(methods.size()));
   for (const auto& name : names) {
     const auto seq = cache.sequence(name);
@@ -1003,6 +1051,7 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
     const auto truth = read_frames(seq);
     target_rough += roughness(truth, target);
     target_layers += layer_crossings(truth, target);
+    target_inside += collider_penetrations(truth, target);
     target_frames += static_cast<double>(truth.size());
     // Time the target simulation itself over the first frames (table 7/8's P-ADMM column).
     ClothParams timed = target;
@@ -1023,6 +1072,7 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
       double mini_ms = 0.0;
       const auto mframes = simulate_frames(mini, name + " (miniature)", &mini_ms);
       const MiniatureGrid grid{mini.nx, mini.ny, model.factor};
+      const ColliderPass colliders(target, config.upscale_colliders);
       // The DSDS of the target itself: the upscaler's own error, without the miniature's drift.
       std::vector<Points3> dsds;
       for (const auto& x : truth)
@@ -1030,11 +1080,11 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
       for (std::size_t k = 0; k < methods.size(); ++k) {
         if (m > 0 && methods[k] != "network") continue;
         const auto t0 = Clock::now();
-        const auto up = upscale_frames(mframes, grid, methods[k], &model);
+        const auto up = upscale_frames(mframes, grid, methods[k], &model, colliders);
         const double up_ms = ms_since(t0) / static_cast<double>(mframes.size());
         const auto [sum, count] = euclidean_error(up, truth);
         const auto [dsum, dcount] =
-            euclidean_error(upscale_frames(dsds, grid, methods[k], &model), truth);
+            euclidean_error(upscale_frames(dsds, grid, methods[k], &model, colliders), truth);
         Acc& a = acc[m][k];
         a.dsds_err += dsum;
         a.dsds_count += dcount;
@@ -1042,6 +1092,7 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
         a.count += count;
         a.rough += roughness(up, target);
         a.layers += layer_crossings(up, target);
+        a.inside += collider_penetrations(up, target);
         a.ms += (mini_ms + up_ms) * static_cast<double>(mframes.size());
         a.frames += static_cast<double>(mframes.size());
         if (m == 0) {
@@ -1078,12 +1129,14 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
   }
   // Table 6: the interpolations of the first model's miniature, then every network of that factor.
   auto method_row = [](const std::string& method, const Acc& a) {
-    return json{{"method", method},
-                {"error", a.count > 0 ? a.err / a.count : std::nan("")},
-                {"dsds_error", a.dsds_count > 0 ? a.dsds_err / a.dsds_count : std::nan("")},
-                {"roughness", a.frames > 0 ? a.rough / a.frames : std::nan("")},
-                {"layer_crossings_per_frame", a.frames > 0 ? a.layers / a.frames : std::nan("")},
-                {"ms_per_frame", a.frames > 0 ? a.ms / a.frames : std::nan("")}};
+    return json{
+        {"method", method},
+        {"error", a.count > 0 ? a.err / a.count : std::nan("")},
+        {"dsds_error", a.dsds_count > 0 ? a.dsds_err / a.dsds_count : std::nan("")},
+        {"roughness", a.frames > 0 ? a.rough / a.frames : std::nan("")},
+        {"layer_crossings_per_frame", a.frames > 0 ? a.layers / a.frames : std::nan("")},
+        {"collider_penetrations_per_frame", a.frames > 0 ? a.inside / a.frames : std::nan("")},
+        {"ms_per_frame", a.frames > 0 ? a.ms / a.frames : std::nan("")}};
   };
   for (std::size_t k = 0; k + 1 < methods.size(); ++k)
     per_method.push_back(method_row(methods[k], acc[0][k]));
@@ -1097,6 +1150,8 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
   report["target_roughness"] = target_frames > 0 ? target_rough / target_frames : std::nan("");
   report["target_layer_crossings_per_frame"] =
       target_frames > 0 ? target_layers / target_frames : std::nan("");
+  report["target_collider_penetrations_per_frame"] =
+      target_frames > 0 ? target_inside / target_frames : std::nan("");
   report["dsds_factor"] = per_model;
   report["upscaling"] = per_method;
   report["against_target"] = against;
@@ -1136,13 +1191,17 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
       ". Layer crossings: edges of the surface through its own triangles 3 or more rows or "
       "columns away, per frame (the sheet passing through itself), the target's own " +
       ms(report, "target_layer_crossings_per_frame") +
+      ". Inside colliders: particles inside the sphere or below the ground per frame, the "
+      "target's own " +
+      ms(report, "target_collider_penetrations_per_frame") +
       "\n\n| method | error (m) | DSDS error (m) | roughness (m) | layer crossings/frame | "
-      "ms/frame |\n|---|---|---|---|---|---|\n";
+      "inside colliders/frame | ms/frame |\n|---|---|---|---|---|---|---|\n";
   for (const auto& r : per_method)
     md += "| " + r["method"].get<std::string>() +
           (r.contains("model") ? ", " + r["model"].get<std::string>() : "") + " | " +
           num(r, "error") + " | " + num(r, "dsds_error") + " | " + num(r, "roughness") + " | " +
-          ms(r, "layer_crossings_per_frame") + " | " + ms(r, "ms_per_frame") + " |\n";
+          ms(r, "layer_crossings_per_frame") + " | " + ms(r, "collider_penetrations_per_frame") +
+          " | " + ms(r, "ms_per_frame") + " |\n";
   md +=
       "\n## Against the target simulation (paper table 7: curtain 1.816e-3, flag 7.767e-3, "
       "collision 5.973e-3)\n\n| sequence | particles | target ms/frame | network error (m) | "

@@ -45,6 +45,9 @@ struct ClothConfig {
   double test_fraction = 0.2;  ///< share of sequences held out for the test loss (sec. 5)
   bool resume = false;  ///< train: go on from <output without .h5>.checkpoint.h5 if it exists
   std::string upscale_method = "network";  ///< network | bilinear | biquadratic | bicubic
+  /// upscale, evaluate: move the upscaled particles inside the sphere or below the ground to its
+  /// surface plus the margin (false: the method's output as it is, as in the paper)
+  bool upscale_colliders = true;
   int timing_frames = 30;  ///< evaluate: frames of the target simulation timed per sequence
 };
 

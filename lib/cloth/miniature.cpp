@@ -31,6 +31,15 @@ ClothParams miniature_params(const ClothParams& target, int factor) {
   return m;
 }
 
+ClothParams with_target_colliders(ClothParams mini, int factor) {
+  const double f = factor;
+  mini.sphere.center *= f;
+  mini.sphere.radius *= f;
+  mini.ground.height *= f;
+  mini.collision_margin *= f;
+  return mini;
+}
+
 Points3 downsample_downscale(const Eigen::Ref<const Points3>& target, int nx, int ny, int factor) {
   DATADYN_CHECK_EQ(target.rows(), static_cast<Eigen::Index>(nx) * ny);
   DATADYN_CHECK_EQ((nx - 1) % factor, 0);

@@ -26,6 +26,10 @@ bool has_miniature(const ClothParams& target, int factor);
 /// @pre has_miniature(target, factor), factor >= 1
 ClothParams miniature_params(const ClothParams& target, int factor);
 
+/// The colliders of a miniature's target: `mini` with sphere centre and radius, ground height
+/// and margin times f (miniature_params divides them).
+ClothParams with_target_colliders(ClothParams mini, int factor);
+
 /// DSDS of one target frame: particle (f r, f c) divided by f becomes miniature particle (r, c).
 /// @param target #nx*ny by 3, m; returns #mx*my by 3 in miniature metres
 Points3 downsample_downscale(const Eigen::Ref<const Points3>& target, int nx, int ny, int factor);

@@ -419,3 +419,82 @@ TEST_CASE("cloth-train: cloth.self_collision reaches the solver and the stored r
         std::string::npos);
   CHECK(!std::filesystem::exists(dir / "bad.h5"));
 }
+
+namespace {
+
+/// Points of every frame of `sequence` inside the collision scene's sphere (centre (0.05, 0.35,
+/// 0), radius 0.3) or below its ground (y = 0).
+long inside_colliders(const std::string& file, const std::string& sequence) {
+  const auto seq = datadyn::io::CacheReader(file).sequence(sequence);
+  long inside = 0;
+  for (std::size_t f = 0; f < seq.frame_count(); ++f) {
+    const datadyn::Points3 x = seq.positions(f);
+    for (Eigen::Index i = 0; i < x.rows(); ++i) {
+      const double dx = x(i, 0) - 0.05, dy = x(i, 1) - 0.35, dz = x(i, 2);
+      if (dx * dx + dy * dy + dz * dz < 0.09 || x(i, 1) < 0.0) ++inside;
+    }
+  }
+  return inside;
+}
+
+}  // namespace
+
+TEST_CASE("cloth-train: upscaled frames are moved out of the colliders (upscale.colliders)") {
+  // The collision scene at 9 x 9 (spacing 0.1 m) lands on the sphere. Its 5 x 5 miniature's cells
+  // are 0.2 m wide in target metres, so bilinear chords sag 0.2^2 / (8 0.3) = 0.017 m into a
+  // sphere its particles touch 0.005 m out: without the pass, upscaled points lie inside it.
+  TempDir dir;
+  const std::string scene =
+      " -q --set scene=collision --set cloth.nx=9 --set cloth.ny=9 --set cloth.spacing=0.1"
+      " --set cloth.frames=40";
+  const auto on = (dir / "on.h5").string(), off = (dir / "off.h5").string();
+  auto r = run_command(kTool + " upscale" + scene + " --method bilinear -o " + on);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  REQUIRE(run_command(kTool + " upscale" + scene +
+                      " --set upscale.colliders=false --method bilinear -o " + off)
+              .exit_code == 0);
+  CHECK(inside_colliders(on, "collision_000") == 0);
+  CHECK(inside_colliders(off, "collision_000") > 0);
+  // From a simulated miniature cache the colliders are scaled back to the target's: the frames
+  // of upscale's own miniature, but for the cache's float32 positions (about 6e-8 m here, times
+  // f = 2); colliders left at the miniature's scale would move points by centimetres.
+  const auto mini = (dir / "mini.h5").string(), from_cache = (dir / "cached.h5").string();
+  REQUIRE(run_command(kTool + " simulate" + scene + " --set simulate_miniature=true -o " + mini)
+              .exit_code == 0);
+  REQUIRE(run_command(kTool + " upscale" + scene + " --method bilinear -i " + mini + " -o " +
+                      from_cache)
+              .exit_code == 0);
+  const auto a = datadyn::io::CacheReader(on).sequence("collision_000");
+  const auto b = datadyn::io::CacheReader(from_cache).sequence("collision_000");
+  REQUIRE(a.frame_count() == b.frame_count());
+  double largest = 0.0;
+  for (std::size_t f = 0; f < a.frame_count(); ++f)
+    largest = std::max(largest, (a.positions(f) - b.positions(f)).cwiseAbs().maxCoeff());
+  CHECK(largest < 1e-6);
+
+  // evaluate reports particles inside colliders per frame, with the pass and without.
+  const auto target = (dir / "t.h5").string(), model = (dir / "m.h5").string();
+  const std::string small =
+      scene + " --set runs.mass=0.008,0.012 --set train.max_epochs=2 --set train.batch_size=300";
+  REQUIRE(run_command(kTool + " simulate" + small + " -o " + target).exit_code == 0);
+  REQUIRE(run_command(kTool + " train" + small + " -i " + target + " -o " + model).exit_code == 0);
+  for (const bool pass : {true, false}) {
+    const auto prefix = (dir / (pass ? "e_on" : "e_off")).string();
+    r = run_command(kTool + " evaluate" + small + " --set upscale.colliders=" +
+                    (pass ? "true" : "false") + " -i " + target + " -i " + model + " -o " + prefix);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    std::ifstream in(prefix + ".json");
+    const auto report = nlohmann::json::parse(in);
+    CHECK(report["target_collider_penetrations_per_frame"].get<double>() == 0.0);
+    const auto& rows = report["upscaling"];
+    REQUIRE(rows.size() == 4);
+    CHECK(rows[0]["method"] == "bilinear");
+    if (pass)
+      for (const auto& row : rows)
+        CHECK(row["collider_penetrations_per_frame"].get<double>() == 0.0);
+    else
+      CHECK(rows[0]["collider_penetrations_per_frame"].get<double>() > 0.0);
+  }
+}

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "cloth/colliders.hpp"
+#include "cloth/miniature.hpp"
 
 using namespace datadyn::cloth;
 using datadyn::Points3;
@@ -65,4 +66,16 @@ TEST_CASE("colliders: a disabled collider moves nothing and counts nothing") {
   CHECK(count_collider_penetrations(p, x) == 0);
   project_to_colliders(p, x, {0}, nullptr);
   CHECK(x(0, 1) == -1.0);
+}
+
+TEST_CASE("colliders: a miniature's colliders scaled back are its target's") {
+  ClothParams target = scene();
+  target.nx = target.ny = 9;
+  for (int f : {2, 4}) {  // powers of two: dividing and multiplying back is exact
+    const ClothParams back = with_target_colliders(miniature_params(target, f), f);
+    CHECK(back.sphere.center == target.sphere.center);
+    CHECK(back.sphere.radius == target.sphere.radius);
+    CHECK(back.ground.height == target.ground.height);
+    CHECK(back.collision_margin == target.collision_margin);
+  }
 }
