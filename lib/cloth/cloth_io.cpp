@@ -124,42 +124,60 @@ Interpolation interpolation_of(const std::string& method) {
   return Interpolation::Bicubic;
 }
 
-/// upscale.colliders: an upscaled surface can cut through a collider its miniature only touched at
-/// its own particles, and a correction or prediction can move a particle into it. The target's
-/// free particles inside the sphere or below the ground are moved to the surface plus the margin,
-/// as the simulation leaves them after every solve; pinned particles stay where the method put
-/// them.
-class ColliderPass {
+/// What upscale does to a frame after the method, as the simulation does after every solve
+/// (docs/tools/cloth-train.md, upscale). upscale.pins: a network's prediction or correction moves
+/// the particles the target pins, so the edge the cloth hangs from drifts and jitters; they are put
+/// back on their pins (a corrected miniature's own pinned particles are put back before it is
+/// upsampled, so the surface next to the pins stays smooth). upscale.colliders: an upscaled surface
+/// can cut through a collider its miniature only touched at its own particles, and a prediction
+/// or correction can move a particle into it; the free particles inside the sphere or below the
+/// ground are moved to the surface plus the margin.
+class SceneConstraints {
  public:
-  /// `target`: the target grid with its colliders in target metres; does nothing when `enabled`
-  /// is false or the scene has no collider.
-  ColliderPass(const ClothParams& target, bool enabled)
-      : target_(target), active_(enabled && (target.sphere.enabled || target.ground.enabled)) {
-    if (!active_) return;
-    const auto pinned = pinned_particles(target);  // ascending
+  /// `target`: the target grid with its pins (at its rest positions) and colliders in target
+  /// metres; `mini_nx`, `mini_ny`: its miniature's grid.
+  SceneConstraints(const ClothParams& target, int mini_nx, int mini_ny, bool pins, bool colliders)
+      : target_(target),
+        pins_(pins),
+        colliders_(colliders && (target.sphere.enabled || target.ground.enabled)) {
+    pinned_ = pinned_particles(target);  // ascending
     std::size_t k = 0;
     for (int i = 0; i < target.nx * target.ny; ++i)
-      if (k < pinned.size() && pinned[k] == i)
+      if (k < pinned_.size() && pinned_[k] == i)
         ++k;
       else
         free_.push_back(i);
+    if (pins_) pin_positions_ = rest_positions(target);
+    ClothParams mini = target;
+    mini.nx = mini_nx;
+    mini.ny = mini_ny;
+    mini_pinned_ = pinned_particles(mini);
   }
+  /// A corrected miniature's pinned particles back where the simulated miniature has them.
+  void pin_miniature(Points3& corrected, const Points3& simulated) const {
+    if (pins_)
+      for (int i : mini_pinned_) corrected.row(i) = simulated.row(i);
+  }
+  /// The target frame's pinned particles on their pins, the free ones out of the colliders.
   void operator()(Points3& x) const {
-    if (active_) project_to_colliders(target_, x, free_, nullptr);
+    if (pins_)
+      for (int i : pinned_) x.row(i) = pin_positions_.row(i);
+    if (colliders_) project_to_colliders(target_, x, free_, nullptr);
   }
 
  private:
   ClothParams target_;
-  bool active_ = false;
-  std::vector<int> free_;
+  bool pins_ = false, colliders_ = false;
+  std::vector<int> pinned_, free_, mini_pinned_;
+  Points3 pin_positions_;
 };
 
 /// One target frame from miniature frames t-2, t-1, t by `method` (interpolation uses only t),
-/// then the collider pass. A network trained on the simulated miniature corrects the miniature,
-/// which is then interpolated bicubically (see correct_miniature).
+/// then its pins and colliders. A network trained on the simulated miniature corrects the
+/// miniature, which is then interpolated bicubically (see correct_miniature).
 Points3 upscale_frame(const Points3& m2, const Points3& m1, const Points3& m0,
                       const MiniatureGrid& grid, const std::string& method,
-                      const UpscaleModel* model, const ColliderPass& colliders) {
+                      const UpscaleModel* model, const SceneConstraints& constraints) {
   Points3 x;
   if (method != "network") {
     x = interpolate_upscale(m0, grid, interpolation_of(method));
@@ -167,12 +185,15 @@ Points3 upscale_frame(const Points3& m2, const Points3& m1, const Points3& m0,
     const PatchRegressor regressor = [&](const Eigen::MatrixXf& in) {
       return learn::predict(model->network, model->input, model->output, in);
     };
-    x = model->miniature == "simulated"
-            ? interpolate_upscale(correct_miniature(m2, m1, m0, grid, model->options, regressor),
-                                  grid, Interpolation::Bicubic)
-            : regressor_upscale(m2, m1, m0, grid, model->options, regressor);
+    if (model->miniature == "simulated") {
+      Points3 corrected = correct_miniature(m2, m1, m0, grid, model->options, regressor);
+      constraints.pin_miniature(corrected, m0);
+      x = interpolate_upscale(corrected, grid, Interpolation::Bicubic);
+    } else {
+      x = regressor_upscale(m2, m1, m0, grid, model->options, regressor);
+    }
   }
-  colliders(x);
+  constraints(x);
   return x;
 }
 
@@ -180,12 +201,12 @@ Points3 upscale_frame(const Points3& m2, const Points3& m1, const Points3& m0,
 /// to 0 at the start).
 std::vector<Points3> upscale_frames(const std::vector<Points3>& mini, const MiniatureGrid& grid,
                                     const std::string& method, const UpscaleModel* model,
-                                    const ColliderPass& colliders) {
+                                    const SceneConstraints& constraints) {
   std::vector<Points3> out;
   out.reserve(mini.size());
   for (std::size_t t = 0; t < mini.size(); ++t)
     out.push_back(upscale_frame(mini[t >= 2 ? t - 2 : 0], mini[t >= 1 ? t - 1 : 0], mini[t], grid,
-                                method, model, colliders));
+                                method, model, constraints));
   return out;
 }
 
@@ -460,6 +481,7 @@ void read_cloth_config(app::ConfigReader& r, ClothConfig& c) {
   if (c.upscale_method != "network" && c.upscale_method != "bilinear" &&
       c.upscale_method != "biquadratic" && c.upscale_method != "bicubic")
     u.fail("method", "one of \"network\", \"bilinear\", \"biquadratic\", \"bicubic\"");
+  u.get("pins", c.upscale_pins);
   u.get("colliders", c.upscale_colliders);
   auto e = r.child("evaluate");
   e.get("timing_frames", c.timing_frames, at_least(1));
@@ -862,7 +884,7 @@ void run_upscale(app::Context& ctx, const ClothConfig& config, const std::string
   struct Job {
     std::string name;
     ClothParams mini;
-    ClothParams target;           // its grid and colliders
+    ClothParams target;           // its grid, pins and colliders
     std::vector<Points3> frames;  // empty: simulate
   };
   std::vector<Job> jobs;
@@ -878,10 +900,7 @@ void run_upscale(app::Context& ctx, const ClothConfig& config, const std::string
       const auto seq = cache.sequence(name);
       expect_miniature_factor(seq, inputs[next], f);
       Job job{name, params_of(seq, inputs[next].string()), {}, read_frames(seq)};
-      // Its target: the grid f times finer, the colliders f times larger.
-      job.target = with_target_colliders(job.mini, f);
-      job.target.nx = f * (job.mini.nx - 1) + 1;
-      job.target.ny = f * (job.mini.ny - 1) + 1;
+      job.target = target_of_miniature(job.mini, f);
       // The patches index the miniature as an nx x ny grid: another point count (an empty
       // sequence crashed the upscaling) or a non-finite position is refused here.
       const Eigen::Index expected = static_cast<Eigen::Index>(job.mini.nx) * job.mini.ny;
@@ -919,7 +938,8 @@ void run_upscale(app::Context& ctx, const ClothConfig& config, const std::string
   io::CacheWriter writer(out, ctx.provenance());
   for (auto& job : jobs) {
     const MiniatureGrid grid{job.mini.nx, job.mini.ny, f};
-    const ColliderPass colliders(job.target, config.upscale_colliders);
+    const SceneConstraints constraints(job.target, job.mini.nx, job.mini.ny, config.upscale_pins,
+                                       config.upscale_colliders);
     const bool simulate = job.frames.empty();
     const auto frames = static_cast<std::size_t>(simulate ? job.mini.frames : job.frames.size());
     app::Progress progress("frame", frames);
@@ -927,7 +947,7 @@ void run_upscale(app::Context& ctx, const ClothConfig& config, const std::string
     std::vector<Points3> target(frames);
     auto upscale_at = [&](std::size_t t) {
       return upscale_frame(job.frames[t >= 2 ? t - 2 : 0], job.frames[t >= 1 ? t - 1 : 0],
-                           job.frames[t], grid, method, model ? &*model : nullptr, colliders);
+                           job.frames[t], grid, method, model ? &*model : nullptr, constraints);
     };
     if (!simulate) {
       for (std::size_t t = 0; t < frames; ++t) {
@@ -1019,8 +1039,9 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
   // Sums over sequences: [model][method] -> (error sum, count, ms sum, frames).
   struct Acc {
     double err = 0, count = 0, ms = 0, frames = 0, dsds_err = 0, dsds_count = 0, rough = 0;
-    double layers = 0;  // edge-triangle crossings between parts of the sheet, summed over frames
-    double inside = 0;  // particles inside a collider, summed over frames
+    double layers = 0;     // edge-triangle crossings between parts of the sheet, summed over frames
+    double inside = 0;     // particles inside a collider, summed over frames
+    double pin_drift = 0;  // largest distance of a pinned particle from its pin, m
   };
   // Per-frame measures summed over frames: roughness, and where the sheet passes through itself
   // (self_collision.hpp; an upscaler can put layers through each other that the target keeps
@@ -1042,6 +1063,16 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
     return sum_over(frames, [&](const Points3& x) {
       return static_cast<double>(count_collider_penetrations(p, x));
     });
+  };
+  // The largest distance of a pinned particle from its pin over all frames: a method that moves
+  // the pins makes the edge the cloth hangs from jitter.
+  auto pin_drift = [](const std::vector<Points3>& frames, const ClothParams& p) {
+    const Points3 pins = rest_positions(p);
+    double largest = 0.0;
+    for (const auto& x : frames)
+      for (int i : pinned_particles(p))
+        largest = std::max(largest, (x.row(i) - pins.row(i)).norm());
+    return largest;
   };
   double target_rough = 0.0, target_frames = 0.0, target_layers = 0.0, target_inside = 0.0;
   std::vector<std::vector<Acc>> acc(models.size(), std::vector<Acc>(methods.size()));
@@ -1072,7 +1103,8 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
       double mini_ms = 0.0;
       const auto mframes = simulate_frames(mini, name + " (miniature)", &mini_ms);
       const MiniatureGrid grid{mini.nx, mini.ny, model.factor};
-      const ColliderPass colliders(target, config.upscale_colliders);
+      const SceneConstraints constraints(target, mini.nx, mini.ny, config.upscale_pins,
+                                         config.upscale_colliders);
       // The DSDS of the target itself: the upscaler's own error, without the miniature's drift.
       std::vector<Points3> dsds;
       for (const auto& x : truth)
@@ -1080,11 +1112,11 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
       for (std::size_t k = 0; k < methods.size(); ++k) {
         if (m > 0 && methods[k] != "network") continue;
         const auto t0 = Clock::now();
-        const auto up = upscale_frames(mframes, grid, methods[k], &model, colliders);
+        const auto up = upscale_frames(mframes, grid, methods[k], &model, constraints);
         const double up_ms = ms_since(t0) / static_cast<double>(mframes.size());
         const auto [sum, count] = euclidean_error(up, truth);
         const auto [dsum, dcount] =
-            euclidean_error(upscale_frames(dsds, grid, methods[k], &model, colliders), truth);
+            euclidean_error(upscale_frames(dsds, grid, methods[k], &model, constraints), truth);
         Acc& a = acc[m][k];
         a.dsds_err += dsum;
         a.dsds_count += dcount;
@@ -1093,6 +1125,7 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
         a.rough += roughness(up, target);
         a.layers += layer_crossings(up, target);
         a.inside += collider_penetrations(up, target);
+        a.pin_drift = std::max(a.pin_drift, pin_drift(up, target));
         a.ms += (mini_ms + up_ms) * static_cast<double>(mframes.size());
         a.frames += static_cast<double>(mframes.size());
         if (m == 0) {
@@ -1136,6 +1169,7 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
         {"roughness", a.frames > 0 ? a.rough / a.frames : std::nan("")},
         {"layer_crossings_per_frame", a.frames > 0 ? a.layers / a.frames : std::nan("")},
         {"collider_penetrations_per_frame", a.frames > 0 ? a.inside / a.frames : std::nan("")},
+        {"pin_drift", a.frames > 0 ? a.pin_drift : std::nan("")},
         {"ms_per_frame", a.frames > 0 ? a.ms / a.frames : std::nan("")}};
   };
   for (std::size_t k = 0; k + 1 < methods.size(); ++k)
@@ -1194,14 +1228,15 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
       ". Inside colliders: particles inside the sphere or below the ground per frame, the "
       "target's own " +
       ms(report, "target_collider_penetrations_per_frame") +
+      ". Pin drift: the largest distance of a pinned particle from its pin over all frames" +
       "\n\n| method | error (m) | DSDS error (m) | roughness (m) | layer crossings/frame | "
-      "inside colliders/frame | ms/frame |\n|---|---|---|---|---|---|---|\n";
+      "inside colliders/frame | pin drift (m) | ms/frame |\n|---|---|---|---|---|---|---|---|\n";
   for (const auto& r : per_method)
     md += "| " + r["method"].get<std::string>() +
           (r.contains("model") ? ", " + r["model"].get<std::string>() : "") + " | " +
           num(r, "error") + " | " + num(r, "dsds_error") + " | " + num(r, "roughness") + " | " +
           ms(r, "layer_crossings_per_frame") + " | " + ms(r, "collider_penetrations_per_frame") +
-          " | " + ms(r, "ms_per_frame") + " |\n";
+          " | " + num(r, "pin_drift") + " | " + ms(r, "ms_per_frame") + " |\n";
   md +=
       "\n## Against the target simulation (paper table 7: curtain 1.816e-3, flag 7.767e-3, "
       "collision 5.973e-3)\n\n| sequence | particles | target ms/frame | network error (m) | "

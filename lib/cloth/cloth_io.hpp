@@ -48,6 +48,9 @@ struct ClothConfig {
   /// upscale, evaluate: move the upscaled particles inside the sphere or below the ground to its
   /// surface plus the margin (false: the method's output as it is, as in the paper)
   bool upscale_colliders = true;
+  /// upscale, evaluate: put the upscaled particles the target pins back on their pins (false: the
+  /// method's output as it is, as in the paper)
+  bool upscale_pins = true;
   int timing_frames = 30;  ///< evaluate: frames of the target simulation timed per sequence
 };
 

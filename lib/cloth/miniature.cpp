@@ -31,8 +31,11 @@ ClothParams miniature_params(const ClothParams& target, int factor) {
   return m;
 }
 
-ClothParams with_target_colliders(ClothParams mini, int factor) {
+ClothParams target_of_miniature(ClothParams mini, int factor) {
   const double f = factor;
+  mini.nx = (mini.nx - 1) * factor + 1;
+  mini.ny = (mini.ny - 1) * factor + 1;
+  mini.origin *= f;
   mini.sphere.center *= f;
   mini.sphere.radius *= f;
   mini.ground.height *= f;

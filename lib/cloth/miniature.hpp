@@ -26,9 +26,11 @@ bool has_miniature(const ClothParams& target, int factor);
 /// @pre has_miniature(target, factor), factor >= 1
 ClothParams miniature_params(const ClothParams& target, int factor);
 
-/// The colliders of a miniature's target: `mini` with sphere centre and radius, ground height
-/// and margin times f (miniature_params divides them).
-ClothParams with_target_colliders(ClothParams mini, int factor);
+/// What upscaling needs of a miniature's target: `mini` with the grid (nx - 1) f + 1 by
+/// (ny - 1) f + 1, and its origin, sphere centre and radius, ground height and margin times f
+/// (miniature_params divides them). Forces, wind and the self-collision thickness stay the
+/// miniature's.
+ClothParams target_of_miniature(ClothParams mini, int factor);
 
 /// DSDS of one target frame: particle (f r, f c) divided by f becomes miniature particle (r, c).
 /// @param target #nx*ny by 3, m; returns #mx*my by 3 in miniature metres

@@ -68,11 +68,14 @@ TEST_CASE("colliders: a disabled collider moves nothing and counts nothing") {
   CHECK(x(0, 1) == -1.0);
 }
 
-TEST_CASE("colliders: a miniature's colliders scaled back are its target's") {
+TEST_CASE("colliders: a miniature's grid, pins and colliders scaled back are its target's") {
   ClothParams target = scene();
   target.nx = target.ny = 9;
   for (int f : {2, 4}) {  // powers of two: dividing and multiplying back is exact
-    const ClothParams back = with_target_colliders(miniature_params(target, f), f);
+    const ClothParams back = target_of_miniature(miniature_params(target, f), f);
+    CHECK(back.nx == target.nx);
+    CHECK(back.ny == target.ny);
+    CHECK(back.origin == target.origin);
     CHECK(back.sphere.center == target.sphere.center);
     CHECK(back.sphere.radius == target.sphere.radius);
     CHECK(back.ground.height == target.ground.height);
