@@ -51,6 +51,7 @@ void read_mesh_export_params(ConfigReader& r, io::MeshExportParams& p) {
               {"grid", io::ExportSource::Grid}});
   r.get("grid", p.grid);
   get_names(r, "attributes", p.attributes);
+  r.get("uv", p.uv);
   {
     auto c = r.child("color");
     c.get("attribute", p.color.attribute);

@@ -14,7 +14,7 @@
 namespace datadyn::app {
 
 /// Reads the config keys of mesh-export:
-///   format ("auto"), sequences ([]), source ("auto"), grid (""), attributes ([]),
+///   format ("auto"), sequences ([]), source ("auto"), grid (""), attributes ([]), uv (true),
 ///   color.attribute (""), color.min / color.max (0, 0: the first frame's range),
 ///   level_set.voxel_size (0: auto, m), level_set.radius (0: 2 voxels, m),
 ///   level_set.half_width (3 voxels), level_set.dilate (0 voxels), level_set.smooth (0 passes),

@@ -81,6 +81,7 @@ struct Job {
   std::vector<std::filesystem::path> files;
   std::vector<std::string> attributes;  // written per vertex
   std::string color;                    // colour attribute, "" for none
+  bool uv = false;                      // points/uv written as texture coordinates
   double voxel_size = 0, radius = 0;    // level sets from particles or meshes
 };
 
@@ -213,6 +214,10 @@ class FrameSource {
     }
     for (const auto& a : job.attributes)
       if (!seq.is_per_frame("points/" + a)) static_[a] = seq.read_static<float>("points/" + a);
+    if (job.uv) {
+      faces_.uv = seq.read_static<float>("points/uv").matrix();
+      require_finite_rows(faces_.uv, where_ + "/points/uv");
+    }
     if (!job.color.empty() && !seq.is_per_frame("points/" + job.color))
       static_[job.color] = seq.read_static<float>("points/" + job.color);
   }
@@ -224,6 +229,7 @@ class FrameSource {
     m.points = positions(f);
     m.triangles = faces_.triangles;
     m.quads = faces_.quads;
+    m.uv = faces_.uv;
     return m;
   }
 
@@ -584,6 +590,20 @@ MeshExportResult export_cache(const MeshExportParams& params, const Provenance& 
           job.color = params.color.attribute;
         }
       }
+    }
+
+    // Texture coordinates: a mesh format's vertices are the cache's, so its static points/uv
+    // (docs/cache-format.md) go with them.
+    if (params.uv && source == ExportSource::Mesh && seq.has("points/uv") &&
+        format != ExportFormat::Vdb && format != ExportFormat::Xdmf) {
+      const Shape shape = seq.shape("points/uv");
+      if (seq.is_per_frame("points/uv") || shape.size() != 2 || shape[1] != 2 ||
+          shape[0] != seq.point_count())
+        throw IoError(where + "/points/uv: expected static texture coordinates [" +
+                      std::to_string(seq.point_count()) + ", 2], got " +
+                      (seq.is_per_frame("points/uv") ? "per-frame " : "") + shape_string(shape) +
+                      " (set uv=false to export without them)");
+      job.uv = true;
     }
 
     // Level sets from particles or meshes need a voxel size and a radius: resolve them now, so a

@@ -92,6 +92,9 @@ struct MeshExportParams {
   ExportSource source = ExportSource::Auto;
   std::string grid;                     ///< level-set grid; "": "surface", else the only one
   std::vector<std::string> attributes;  ///< point arrays written per vertex (ply, usda, xdmf)
+  /// Write a mesh sequence's static points/uv as texture coordinates (obj, ply, usda, and the OBJ
+  /// beside a pc2 or mdd).
+  bool uv = true;
   ExportColorParams color;
   ExportLevelSetParams level_set;
   ExportMeshingParams meshing;

@@ -23,6 +23,9 @@ std::string one_line(const std::string& s) {
 
 void check_indices(const std::filesystem::path& path, const PolygonMesh& m) {
   const Eigen::Index n = m.points.rows();
+  if (m.uv.rows() != 0 && m.uv.rows() != n)
+    throw IoError(path.string() + ": texture coordinates: expected " + std::to_string(n) +
+                  " rows (one per vertex), got " + std::to_string(m.uv.rows()));
   auto check = [&](const auto& faces, const char* what) {
     if (faces.size() == 0) return;
     if (faces.minCoeff() < 0 || faces.maxCoeff() >= n)
@@ -67,12 +70,25 @@ void write_obj(const std::filesystem::path& path, const PolygonMesh& mesh,
     buf += '\n';
     flush();
   }
+  const bool uv = mesh.uv.rows() != 0;
+  for (Eigen::Index i = 0; i < mesh.uv.rows(); ++i) {
+    buf += "vt ";
+    text::append_number(buf, mesh.uv(i, 0));
+    buf += ' ';
+    text::append_number(buf, mesh.uv(i, 1));
+    buf += '\n';
+    flush();
+  }
   auto faces = [&](const auto& f) {
     for (Eigen::Index i = 0; i < f.rows(); ++i) {
       buf += 'f';
       for (Eigen::Index j = 0; j < f.cols(); ++j) {
         buf += ' ';
         text::append_integer(buf, static_cast<std::int64_t>(f(i, j)) + 1);
+        if (uv) {  // vertex i has texture coordinate i
+          buf += '/';
+          text::append_integer(buf, static_cast<std::int64_t>(f(i, j)) + 1);
+        }
       }
       buf += '\n';
       flush();
@@ -101,6 +117,8 @@ void write_ply(const std::filesystem::path& path, const PolygonMesh& mesh,
   for (const auto& [k, v] : metadata) h += "comment " + k + ": " + one_line(v) + "\n";
   h += "element vertex " + std::to_string(n) + "\n";
   h += "property float x\nproperty float y\nproperty float z\n";
+  const bool uv = mesh.uv.rows() != 0;
+  if (uv) h += "property float s\nproperty float t\n";
   for (const auto& a : attributes) {
     const Eigen::Index c = a.values.cols();
     for (Eigen::Index j = 0; j < c; ++j) {
@@ -130,6 +148,8 @@ void write_ply(const std::filesystem::path& path, const PolygonMesh& mesh,
   };
   for (Eigen::Index i = 0; i < n; ++i) {
     for (int d = 0; d < 3; ++d) put_le(buf, static_cast<float>(mesh.points(i, d)));
+    if (uv)
+      for (int d = 0; d < 2; ++d) put_le(buf, mesh.uv(i, d));
     for (const auto& a : attributes)
       for (Eigen::Index j = 0; j < a.values.cols(); ++j) put_le(buf, a.values(i, j));
     if (colors)

@@ -19,11 +19,15 @@
 
 namespace datadyn::io {
 
+/// Texture coordinates per vertex: #V by 2 (u, v), (0, 0) the texture's lower left corner.
+using TextureCoordinates = Eigen::Matrix<float, Eigen::Dynamic, 2, Eigen::RowMajor>;
+
 /// A polygon mesh: points with triangles and/or quads (either may be empty: a point cloud).
 struct PolygonMesh {
-  Points3 points;       ///< #V by 3, metres
-  Triangles triangles;  ///< #T by 3, 0-based, counter-clockwise
-  Quads quads;          ///< #Q by 4, 0-based, counter-clockwise
+  Points3 points;         ///< #V by 3, metres
+  Triangles triangles;    ///< #T by 3, 0-based, counter-clockwise
+  Quads quads;            ///< #Q by 4, 0-based, counter-clockwise
+  TextureCoordinates uv;  ///< #V by 2, or empty: none
 };
 
 /// Ordered key/value text recorded in an output ("generator", "config", "source", ...).
@@ -39,11 +43,14 @@ struct VertexAttribute {
 using VertexColors = Eigen::Matrix<std::uint8_t, Eigen::Dynamic, 3, Eigen::RowMajor>;
 
 /// Writes an OBJ: metadata as `# key: value` comments, `o <object_name>`, `v x y z` per vertex
-/// (shortest text that reads back to the same float), `f a b c` (1-based). Throws IoError.
+/// (shortest text that reads back to the same float), with texture coordinates `vt u v` per vertex
+/// and `f a/a b/b c/c`, else `f a b c` (1-based). Throws IoError.
 void write_obj(const std::filesystem::path& path, const PolygonMesh& mesh,
                const std::string& object_name, const Metadata& metadata = {});
 
-/// Writes a binary little-endian PLY: `element vertex` with float x, y, z, one float property
+/// Writes a binary little-endian PLY: `element vertex` with float x, y, z, float s, t (texture
+/// coordinates, when the mesh has them: the names Blender's and trimesh's readers take), one float
+/// property
 /// per attribute component (`<name>` for C = 1, `<name>_0`..`<name>_{C-1}` otherwise; for a
 /// "normal" attribute with C = 3: nx, ny, nz), optional uchar red/green/blue, and `element face`
 /// with `list uchar int vertex_indices` (omitted for a point cloud). Metadata as `comment key:

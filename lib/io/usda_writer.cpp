@@ -146,6 +146,21 @@ void UsdaWriter::write_frame(double time_code, const PolygonMesh& mesh,
   } else if (frames_ == 0) {
     static_faces_ = "        int[] faceVertexCounts = " + counts + "\n" +
                     "        int[] faceVertexIndices = " + indices + "\n";
+    // Texture coordinates of a fixed topology: static, under the name USD's shading expects.
+    if (mesh.uv.rows() != 0) {
+      if (mesh.uv.rows() != n)
+        throw IoError(path_.string() + ": texture coordinates: expected " + std::to_string(n) +
+                      " rows, got " + std::to_string(mesh.uv.rows()));
+      static_faces_ += "        texCoord2f[] primvars:st = [";
+      for (Eigen::Index i = 0; i < n; ++i) {
+        static_faces_ += i ? ", (" : "(";
+        text::append_number(static_faces_, mesh.uv(i, 0));
+        static_faces_ += ", ";
+        text::append_number(static_faces_, mesh.uv(i, 1));
+        static_faces_ += ')';
+      }
+      static_faces_ += "] (\n            interpolation = \"vertex\"\n        )\n";
+    }
   }
 
   Spool& p = spool("point3f[] points", "");

@@ -14,7 +14,9 @@
 ///       int[] faceVertexCounts / faceVertexIndices   (static, or .timeSamples when the topology
 ///                                                     changes per frame, e.g. water)
 ///       point3f[] points.timeSamples, float3[] extent.timeSamples
-///       primvars:<attribute> (interpolation = "vertex"), primvars:displayColor
+///       primvars:<attribute> (interpolation = "vertex"), primvars:displayColor,
+///       texCoord2f[] primvars:st (static, vertex interpolation) for a mesh with texture
+///       coordinates
 ///   } }
 ///
 /// Frames stream: each time-sampled attribute is spooled to its own temporary file beside the
@@ -54,7 +56,8 @@ class UsdaWriter {
   UsdaWriter& operator=(const UsdaWriter&) = delete;
 
   /// Appends the samples of one frame at `time_code` (increasing): points, extent, faces (varying
-  /// topology, or the first frame's as static faces), and per-vertex primvars (float[] for one
+  /// topology, or the first frame's as static faces, with the first frame's texture coordinates
+  /// as primvars:st), and per-vertex primvars (float[] for one
   /// component, float3[] for three) and `primvars:displayColor` from `colors`. The attributes and
   /// colours must be the same set on every frame.
   void write_frame(double time_code, const PolygonMesh& mesh,

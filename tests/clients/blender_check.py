@@ -3,6 +3,8 @@
 - the OBJ with its PC2 and with its MDD through the Mesh Cache modifier, and sees the cache's
   positions at several frames (1e-5 m: the point caches hold float32, Blender evaluates in
   float32);
+- the cache's texture coordinates as the UV map of that OBJ and of a PLY (1e-6: float32 in both
+  files and in Blender);
 - a .vdb level set as a volume, whose grids list `surface` as a float grid.
 
 Usage: blender -b --factory-startup --python-exit-code 3 --python blender_check.py -- DIR FRAMES
@@ -25,6 +27,22 @@ def cloth_position(i, f):
     x, z = 0.1 * (i % NX), 0.1 * (i // NX)
     t = (f - 1) / 24.0
     return (x, 0.05 * math.sin(3.0 * x + 2.0 * t) + 0.01 * f, z)
+
+
+def cloth_uv(i):
+    """Texture coordinates of cloth vertex i, as export_caches.hpp writes them."""
+    return ((i % NX) / (NX - 1), (i // NX) / (NZ - 1))
+
+
+def check_uv(obj, what):
+    layer = obj.data.uv_layers.active
+    assert layer is not None, f"{what}: no UV map"
+    worst = 0.0
+    for loop in obj.data.loops:
+        expected = cloth_uv(loop.vertex_index)
+        worst = max(worst, max(abs(a - b) for a, b in zip(layer.data[loop.index].uv, expected)))
+    assert worst <= 1e-6, f"{what}: UVs off by {worst}"
+    print(f"{what}: UV map matches ({len(obj.data.loops)} corners, max error {worst:.1e})")
 
 
 def import_obj(path):
@@ -55,6 +73,7 @@ for fmt in ("PC2", "MDD"):
     obj = import_obj(stem + ".obj")
     scene.frame_set(1)
     check_positions(obj, 1, f"{fmt} mesh without the modifier")
+    check_uv(obj, f"{fmt}'s OBJ")
     mod = obj.modifiers.new(name="cache", type="MESH_CACHE")
     mod.cache_format = fmt
     mod.filepath = stem + "." + fmt.lower()
@@ -62,6 +81,12 @@ for fmt in ("PC2", "MDD"):
     for f in sorted({1, 2, frames // 2 + 1, frames}):
         scene.frame_set(f)
         check_positions(obj, f, f"{fmt} through the Mesh Cache modifier")
+
+before = set(bpy.data.objects)
+bpy.ops.import_mesh.ply(filepath=os.path.join(work, "cloth.0001.ply"))
+new = [o for o in bpy.data.objects if o not in before]
+assert len(new) == 1, "cloth.0001.ply: expected one object"
+check_uv(new[0], "PLY")
 
 vdb = os.path.join(work, "water.0001.vdb")
 before = set(bpy.data.objects)

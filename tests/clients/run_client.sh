@@ -15,6 +15,7 @@ blender)
   command -v blender >/dev/null || { echo "blender is not installed (make test-clients installs it)" >&2; exit 1; }
   "$mesh_export" -q -i cache.h5 --sequence cloth -o cloth_pc2.pc2
   "$mesh_export" -q -i cache.h5 --sequence cloth -o cloth_mdd.mdd
+  "$mesh_export" -q -i cache.h5 --sequence cloth --frames 1 -o cloth.####.ply
   "$mesh_export" -q -i cache.h5 --sequence water -o water.####.vdb
   blender -b --factory-startup --python-exit-code 3 --python "$scripts/blender_check.py" -- \
     "$work" $frames

@@ -74,6 +74,12 @@ TEST_CASE("export: an OBJ sequence keeps positions (1e-6), vertex order, faces a
             kTol);
     REQUIRE(obj.f.size() == static_cast<std::size_t>(tris.rows()));
     CHECK(obj.f[5] == std::vector<int>{tris(5, 0), tris(5, 1), tris(5, 2)});
+    // The cache's texture coordinates, one per vertex and in its order (exact: the shortest text
+    // of a float32 reads back to it).
+    REQUIRE(obj.vt.size() == obj.v.size());
+    for (std::size_t i = 0; i < obj.vt.size(); ++i)
+      CHECK(obj.vt[i].cast<float>() == test::cloth_uv(static_cast<int>(i)));
+    CHECK(obj.ft == obj.f);
     CHECK(obj.comments.at(0) == "generator: mesh-export 0.1.0");
     CHECK(obj.comments.at(2) == "config: {\"format\":\"obj\"}");
     CHECK(obj.comments.at(3).find("/sequences/cloth frame " + std::to_string(f)) !=
@@ -90,15 +96,17 @@ TEST_CASE("export: PLY carries per-vertex attributes and a colour map of one of 
   export_cache(p, kProvenance);
   CHECK(fx.files() == std::vector<std::string>{"cloth.0002.ply", "cloth.0003.ply"});
   const auto ply = test::read_ply(fx.dir / "cloth.0003.ply");
-  CHECK(ply.vertex_properties == std::vector<std::string>{"x", "y", "z", "stiffness", "velocity_0",
-                                                          "velocity_1", "velocity_2", "red",
-                                                          "green", "blue"});
+  CHECK(ply.vertex_properties == std::vector<std::string>{"x", "y", "z", "s", "t", "stiffness",
+                                                          "velocity_0", "velocity_1", "velocity_2",
+                                                          "red", "green", "blue"});
   for (std::size_t i = 0; i < ply.vertex_count; ++i) {
     const Eigen::Vector3d x = test::cloth_position(static_cast<int>(i), 3);
     CHECK(std::abs(ply.vertex.at("x")[i] - x.x()) <= kTol);
     CHECK(std::abs(ply.vertex.at("y")[i] - x.y()) <= kTol);
     CHECK(ply.vertex.at("stiffness")[i] == 100.0 + 10.0 * static_cast<double>(i));
     CHECK(ply.vertex.at("velocity_1")[i] == 1.5);  // 0.5 * frame
+    CHECK(ply.vertex.at("s")[i] == test::cloth_uv(static_cast<int>(i))[0]);
+    CHECK(ply.vertex.at("t")[i] == test::cloth_uv(static_cast<int>(i))[1]);
   }
   // The colour range is the first exported frame's: the stiffest vertex is at the ramp's end.
   CHECK(ply.vertex.at("red").back() == 253);
@@ -125,6 +133,8 @@ TEST_CASE("export: PC2 and MDD point caches with the frame-1 mesh") {
     }
   const auto mesh = test::read_obj(fx.dir / "cloth.obj");
   CHECK(mesh.v.size() == static_cast<std::size_t>(pc2.points));
+  CHECK(mesh.vt.size() == mesh.v.size());  // the mesh a DCC tool textures carries the UVs
+  CHECK(mesh.vt[7].cast<float>() == test::cloth_uv(7));
   CHECK((mesh.v[7] - test::cloth_position(7, 1)).cwiseAbs().maxCoeff() <= kTol);
 
   // Every 2nd frame: the PC2 sample rate says so; uneven frames cannot be a PC2.
@@ -165,6 +175,30 @@ TEST_CASE("export: USDA with fixed topology is well formed and holds every frame
                        test::cloth_position(i, f + 1)[d]) <= kTol);
   }
   CHECK(mesh->attributes.at("primvars:stiffness").samples.size() == 4);
+  // Texture coordinates: static, under USD's name for them, one per vertex.
+  const auto& st = mesh->attributes.at("primvars:st");
+  CHECK(st.type == "texCoord2f[]");
+  CHECK(st.metadata.at("interpolation").text == "vertex");
+  REQUIRE(st.value.items.size() == static_cast<std::size_t>(test::kClothNx * test::kClothNz));
+  for (int i = 0; i < test::kClothNx * test::kClothNz; ++i)
+    for (int d = 0; d < 2; ++d)
+      CHECK(static_cast<float>(st.value.items[i].items[d].number) == test::cloth_uv(i)[d]);
+  CHECK(st.samples.empty());
+}
+
+TEST_CASE("export: uv=false leaves the texture coordinates out") {
+  Fixture fx;
+  auto p = fx.params("plain.####.obj", "cloth");
+  p.uv = false;
+  p.frames = {1};
+  export_cache(p, kProvenance);
+  const auto obj = test::read_obj(fx.dir / "plain.0001.obj");
+  CHECK(obj.vt.empty());
+  CHECK(obj.ft.at(0) == std::vector<int>{-1, -1, -1});
+  p.output = fx.dir / "plain.####.ply";
+  export_cache(p, kProvenance);
+  CHECK(test::read_ply(fx.dir / "plain.0001.ply").vertex_properties ==
+        std::vector<std::string>{"x", "y", "z"});
 }
 
 TEST_CASE("export: a level-set grid sequence to USDA has time-varying topology on the sphere") {
@@ -399,4 +433,33 @@ TEST_CASE("export: an XDMF sidecar points into the cache, one grid per exported 
   const std::string w = test::file_bytes(fx.dir / "water.xmf");
   CHECK(count(w, "<Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"24 24 24\"/>") == 4);
   CHECK(w.find(">-0.6 -0.6 -0.6</DataItem>") != std::string::npos);
+}
+
+TEST_CASE(
+    "export: texture coordinates of the wrong shape name the dataset, and nothing is written") {
+  TempDir dir;
+  const auto cache = dir / "bad_uv.h5";
+  {
+    CacheWriter w(cache, {"export-test 1", "export-test", "{}", ""});
+    auto& s = w.add_sequence("sheet", {24.0, 3});
+    s.write_static("topology/triangles", view(test::cloth_triangles()));
+    const Eigen::Matrix<float, Eigen::Dynamic, 3, Eigen::RowMajor> uvw =
+        Eigen::Matrix<float, Eigen::Dynamic, 3, Eigen::RowMajor>::Zero(
+            test::kClothNx * test::kClothNz, 3);
+    s.write_static("points/uv", view(uvw));
+    s.append_frame(1, 0.0, {{"points/position", view(test::cloth_frame(1))}});
+    w.commit();
+  }
+  MeshExportParams p;
+  p.input = cache;
+  p.output = dir / "sheet.####.obj";
+  CHECK_THROWS_WITH_AS(
+      export_cache(p, kProvenance),
+      doctest::Contains((cache.string() + ": /sequences/sheet/points/uv: expected static texture "
+                                          "coordinates [20, 2], got [20, 3]")
+                            .c_str()),
+      IoError);
+  CHECK_FALSE(std::filesystem::exists(dir / "sheet.0001.obj"));
+  p.uv = false;  // the way out the message names
+  CHECK(export_cache(p, kProvenance).frames == 1);
 }

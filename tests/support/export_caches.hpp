@@ -2,7 +2,7 @@
 // Small caches with closed-form content for the mesh-export tests (tests/io, tests/cli and the
 // client scripts in tests/clients, which recompute the same formulas in Python):
 //   "cloth"  a nx x nz grid of vertices in the xz-plane, waving in y, with triangles; a static
-//            "stiffness" [N] and a per-frame "velocity" [F, N, 3]
+//            "stiffness" [N], texture coordinates "uv" [N, 2] and a per-frame "velocity" [F, N, 3]
 //   "body"   a unit cube of 5 positively oriented tetrahedra, translated along x per frame
 //   "drops"  3D particles on a jittered lattice (no topology)
 //   "wave2d" 2D particles (dimension 2)
@@ -23,6 +23,12 @@
 namespace datadyn::test {
 
 inline constexpr int kClothNx = 5, kClothNz = 4;
+
+/// Texture coordinates of cloth vertex i: its column and row over the grid's last ones.
+inline Eigen::Vector2f cloth_uv(int i) {
+  return {static_cast<float>(i % kClothNx) / (kClothNx - 1),
+          static_cast<float>(i / kClothNx) / (kClothNz - 1)};
+}
 
 /// Position of cloth vertex i at frame number f (seconds t = (f - 1) / 24).
 inline Eigen::Vector3d cloth_position(int i, std::int64_t f) {
@@ -111,6 +117,9 @@ inline void write_export_cache(const std::filesystem::path& path, int frames = 4
     std::vector<float> stiffness(kClothNx * kClothNz);
     for (std::size_t i = 0; i < stiffness.size(); ++i) stiffness[i] = 100.0f + 10.0f * i;
     s.write_static("points/stiffness", io::view(stiffness));
+    Eigen::Matrix<float, Eigen::Dynamic, 2, Eigen::RowMajor> uv(kClothNx * kClothNz, 2);
+    for (int i = 0; i < uv.rows(); ++i) uv.row(i) = cloth_uv(i).transpose();
+    s.write_static("points/uv", io::view(uv));
     for (int f = 1; f <= frames; ++f) {
       const Points3 x = cloth_frame(f);
       Points3 v = Points3::Constant(x.rows(), 3, 0.5 * f);

@@ -29,7 +29,9 @@ namespace datadyn::test {
 
 struct ObjData {
   std::vector<Eigen::Vector3d> v;
-  std::vector<std::vector<int>> f;  // 0-based
+  std::vector<Eigen::Vector2d> vt;
+  std::vector<std::vector<int>> f;   // 0-based
+  std::vector<std::vector<int>> ft;  // 0-based texture coordinate of each corner, -1: none
   std::vector<std::string> comments;
   std::string object;
 };
@@ -50,10 +52,20 @@ inline ObjData read_obj(const std::filesystem::path& p) {
       ls >> x[0] >> x[1] >> x[2];
       if (!ls) throw std::runtime_error(p.string() + ": bad vertex line: " + line);
       d.v.push_back(x);
+    } else if (tag == "vt") {
+      Eigen::Vector2d t;
+      ls >> t[0] >> t[1];
+      if (!ls) throw std::runtime_error(p.string() + ": bad texture line: " + line);
+      d.vt.push_back(t);
     } else if (tag == "f") {
-      std::vector<int> face;
-      for (std::string tok; ls >> tok;) face.push_back(std::stoi(tok.substr(0, tok.find('/'))) - 1);
+      std::vector<int> face, tex;
+      for (std::string tok; ls >> tok;) {
+        const auto slash = tok.find('/');
+        face.push_back(std::stoi(tok.substr(0, slash)) - 1);
+        tex.push_back(slash == std::string::npos ? -1 : std::stoi(tok.substr(slash + 1)) - 1);
+      }
       d.f.push_back(face);
+      d.ft.push_back(tex);
     } else if (!tag.empty()) {
       throw std::runtime_error(p.string() + ": unexpected line: " + line);
     }
@@ -414,6 +426,11 @@ class UsdaParser {
       a.type = type;
       if (peek() == '(') a.metadata = metadata_block();
       if (accept('=')) {
+        // A default value may be followed by the attribute's metadata: `= [...] (...)`.
+        const auto metadata_after = [&] {
+          skip();
+          if (peek() == '(') a.metadata = metadata_block();
+        };
         UsdValue v = value();
         if (samples) {
           if (v.kind != UsdValue::Samples && !(v.kind == UsdValue::Dict && v.dict.empty()))
@@ -422,6 +439,7 @@ class UsdaParser {
         } else {
           a.has_default = true;
           a.value = v;
+          metadata_after();
         }
       }
     }
