@@ -221,6 +221,7 @@ void write_grid_sequence(io::CacheWriter& writer, const std::string& name, const
   // One face per grid cell: triangles and quads in one sequence are one mixed mesh
   // (docs/cache-format.md), and storing both of the same cells doubled every face on export.
   seq.write_static("topology/quads", io::view(grid_quads(p)));
+  seq.write_static("points/uv", io::view(grid_uv(p)));
   for (std::size_t f = 0; f < frames.size(); ++f)
     seq.append_frame(static_cast<std::int64_t>(f) + 1, static_cast<double>(f) * p.time_step,
                      {{"points/position", io::view(frames[f])}});

@@ -1,5 +1,6 @@
 #include "cloth/cloth_params.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace datadyn::cloth {
@@ -107,6 +108,17 @@ Quads grid_quads(const ClothParams& p) {
       q.row(k++) << grid_index(p, r, c), grid_index(p, r + 1, c), grid_index(p, r + 1, c + 1),
           grid_index(p, r, c + 1);
   return q;
+}
+
+Eigen::Matrix<float, Eigen::Dynamic, 2, Eigen::RowMajor> grid_uv(const ClothParams& p) {
+  const double m = std::max(p.nx - 1, p.ny - 1);
+  Eigen::Matrix<float, Eigen::Dynamic, 2, Eigen::RowMajor> uv(p.nx * p.ny, 2);
+  for (int r = 0; r < p.ny; ++r)
+    for (int c = 0; c < p.nx; ++c) {
+      uv(grid_index(p, r, c), 0) = static_cast<float>(c / m);
+      uv(grid_index(p, r, c), 1) = static_cast<float>((p.ny - 1 - r) / m);
+    }
+  return uv;
 }
 
 std::vector<int> pinned_particles(const ClothParams& p) {

@@ -201,6 +201,15 @@ TEST_CASE("cloth-train: simulate, train, upscale and evaluate chain through thei
     // One quad per cell and no triangles: both sets would be one mesh with every face twice.
     CHECK(s.topology("quads").rows() == 8 * 8);
     CHECK_FALSE(s.has("topology/triangles"));
+    // Texture coordinates for mesh-export: row 0 (the pinned top) at v = 1, square texels.
+    const auto uv = s.read_static<float>("points/uv").matrix();
+    REQUIRE(uv.rows() == 81);
+    CHECK(uv(0, 0) == 0.0f);
+    CHECK(uv(0, 1) == 1.0f);
+    CHECK(uv(80, 0) == 1.0f);
+    CHECK(uv(80, 1) == 0.0f);
+    CHECK(uv(10, 0) == 0.125f);  // row 1, column 1
+    CHECK(uv(10, 1) == 0.875f);
   }
   REQUIRE(run_command(kTool + " train" + kSmall + " -i " + t + " -o " + m).exit_code == 0);
   const auto up = (dir / "up.h5").string();
