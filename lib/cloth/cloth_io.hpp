@@ -51,6 +51,9 @@ struct ClothConfig {
   /// upscale, evaluate: put the upscaled particles the target pins back on their pins (false: the
   /// method's output as it is, as in the paper)
   bool upscale_pins = true;
+  /// upscale, evaluate: for a miniature simulated with self-collision, apply a corrector's
+  /// correction in steps with the miniature's self-collision (false: in one go)
+  bool upscale_self_collision = true;
   int timing_frames = 30;  ///< evaluate: frames of the target simulation timed per sequence
 };
 

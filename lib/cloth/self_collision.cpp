@@ -187,6 +187,24 @@ SelfCollision::Separation SelfCollision::separate(Points3& x, const std::vector<
   }
 }
 
+int SelfCollision::move(Points3& x, const Points3& to, double step, int passes) const {
+  DATADYN_CHECK_EQ(to.rows(), x.rows());
+  DATADYN_CHECK_GT(step, 0.0);
+  const Points3 motion = to - x;
+  const double longest = std::sqrt(motion.rowwise().squaredNorm().maxCoeff());
+  if (!(longest > 0.0)) {  // NaN too: nothing to step through
+    x = to;
+    return 0;
+  }
+  const int steps = static_cast<int>(std::ceil(longest / (step * thickness_)));
+  const std::vector<char> none(static_cast<std::size_t>(x.rows()), 0);
+  for (int k = 0; k < steps; ++k) {
+    x += motion / steps;
+    separate(x, none, passes);
+  }
+  return steps;
+}
+
 double SelfCollision::closest_pair(const Points3& x) const {
   const Partners near = partners(x, kReach * thickness_);
   double m = std::numeric_limits<double>::infinity();

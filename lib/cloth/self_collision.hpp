@@ -54,6 +54,13 @@ class SelfCollision {
   /// The same among the partners within kReach thicknesses of x.
   Separation separate(Points3& x, const std::vector<char>& fixed, int passes) const;
 
+  /// Moves x to `to` as a motion, not a jump: in equal steps, as few as keep the farthest-moving
+  /// particle within `step` thicknesses a step, each followed by `passes` passes of
+  /// separate(x, fixed, passes) (pinned particles move with the motion but are never pushed). A
+  /// displacement applied in one go can put a layer through another; in steps of under a thickness
+  /// the spheres meet first, as in the simulation. Returns the number of steps.
+  int move(Points3& x, const Points3& to, double step, int passes) const;
+
   /// Partners within this many thicknesses take part in separate(x, fixed, passes): the passes
   /// move particles by a fraction of a thickness, so a pair that comes within one is among them.
   static constexpr double kReach = 1.2;

@@ -110,6 +110,42 @@ TEST_CASE("a folded sheet rests a thickness above itself with self-collision") {
   CHECK(on.closest > 0.8 * t);
 }
 
+TEST_CASE("a layer moved through another in steps stops on it, in one jump it passes") {
+  // The folded strip's upper half (0.2 m above the lower) displaced to half a thickness below
+  // the lower half: as one jump the spheres meet already crossed and are pushed further apart on
+  // the wrong sides; as a motion in steps of half a thickness they meet first and the upper half
+  // stays on top, between t / sqrt(2) and t above (the folded-sheet test's resting band).
+  const ClothParams p = strip(true);
+  const SelfCollision pairs(p, {});
+  const double t = pairs.thickness();
+  const Points3 start = folded(p);
+  Points3 to = start;
+  for (int r = kUpperFrom; r < p.ny; ++r)
+    for (int c = 0; c < p.nx; ++c) to(grid_index(p, r, c), 1) -= 2.0 * kFold + 0.5 * t;
+  // The lower half's rows under the upper half's middle rows, away from the edges.
+  const auto lower_height = [&](const Points3& x) {
+    double sum = 0.0;
+    int count = 0;
+    for (int r = 7; r <= 10; ++r)
+      for (int c = 2; c < p.nx - 2; ++c, ++count) sum += x(grid_index(p, r, c), 1);
+    return sum / count;
+  };
+  Points3 jump = start, steps = start;
+  CHECK(pairs.move(jump, to, 100.0, 8) == 1);
+  CHECK(pairs.move(steps, to, 0.5, 8) == 9);  // 0.225 m in steps of at most 0.025 m
+  const double jumped = upper_height(p, jump) - lower_height(jump);
+  const double stepped = upper_height(p, steps) - lower_height(steps);
+  MESSAGE("upper half above the lower: " << jumped << " m in one jump, " << stepped
+                                         << " m in steps (thickness " << t << " m)");
+  CHECK(jumped < 0.0);
+  CHECK(stepped > (1.0 / std::sqrt(2.0) - 0.02) * t);
+  CHECK(stepped < 1.02 * t);
+  // A particle that does not move is not stepped through.
+  Points3 still = start;
+  CHECK(pairs.move(still, start, 0.5, 8) == 0);
+  CHECK(still == start);
+}
+
 TEST_CASE("self-collision gives the same bytes on one and two threads") {
   // The collision scene at 33 x 33 (1,089 particles: 5 chunks of 256 in the pair search and the
   // passes), 60 frames: the sheet is on the sphere from frame 20 and folds as it slides off.
