@@ -159,7 +159,7 @@ class SceneConstraints {
 
   /// A corrected miniature from the simulated one: its pinned particles back where the simulated
   /// miniature has them, and the correction applied in steps with self-collision.
-  void correct_miniature(Points3& corrected, const Points3& simulated) const {
+  void constrain_miniature(Points3& corrected, const Points3& simulated) const {
     if (pins_)
       for (int i : mini_pinned_) corrected.row(i) = simulated.row(i);
     if (!mini_self_) return;
@@ -202,7 +202,7 @@ Points3 upscale_frame(const Points3& m2, const Points3& m1, const Points3& m0,
     };
     if (model->miniature == "simulated") {
       Points3 corrected = correct_miniature(m2, m1, m0, grid, model->options, regressor);
-      constraints.correct_miniature(corrected, m0);
+      constraints.constrain_miniature(corrected, m0);
       x = interpolate_upscale(corrected, grid, Interpolation::Bicubic);
     } else {
       x = regressor_upscale(m2, m1, m0, grid, model->options, regressor);
@@ -1058,7 +1058,7 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
     double err = 0, count = 0, ms = 0, frames = 0, dsds_err = 0, dsds_count = 0, rough = 0;
     double layers = 0;     // edge-triangle crossings between parts of the sheet, summed over frames
     double inside = 0;     // particles inside a collider, summed over frames
-    double pin_drift = 0;  // largest distance of a pinned particle from its pin, m
+    double pin_drift = 0;  // largest distance of a pinned particle from its pin, m, over all
   };
   // Per-frame measures summed over frames: roughness, and where the sheet passes through itself
   // (self_collision.hpp; an upscaler can put layers through each other that the target keeps
@@ -1084,11 +1084,11 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
   // The largest distance of a pinned particle from its pin over all frames: a method that moves
   // the pins makes the edge the cloth hangs from jitter.
   auto pin_drift = [](const std::vector<Points3>& frames, const ClothParams& p) {
-    const Points3 pins = rest_positions(p);
+    const Points3 rest = rest_positions(p);
+    const std::vector<int> pinned = pinned_particles(p);
     double largest = 0.0;
     for (const auto& x : frames)
-      for (int i : pinned_particles(p))
-        largest = std::max(largest, (x.row(i) - pins.row(i)).norm());
+      for (int i : pinned) largest = std::max(largest, (x.row(i) - rest.row(i)).norm());
     return largest;
   };
   double target_rough = 0.0, target_frames = 0.0, target_layers = 0.0, target_inside = 0.0;
