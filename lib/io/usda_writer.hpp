@@ -11,6 +11,7 @@
 ///   def Xform "root" (kind = "component") {
 ///     def Mesh "<name>" {
 ///       uniform token subdivisionScheme = "none"     (USD's default is catmullClark)
+///       uniform bool doubleSided = 1                 (a fixed topology with a border: a sheet)
 ///       int[] faceVertexCounts / faceVertexIndices   (static, or .timeSamples when the topology
 ///                                                     changes per frame, e.g. water)
 ///       point3f[] points.timeSamples, float3[] extent.timeSamples

@@ -163,6 +163,9 @@ TEST_CASE("export: USDA with fixed topology is well formed and holds every frame
   const auto* mesh = layer.prims.at(0).child("cloth");
   REQUIRE(mesh);
   CHECK(mesh->attributes.at("subdivisionScheme").value.text == "none");
+  // A sheet: both sides shown (USD culls the back of a single-sided mesh).
+  CHECK(mesh->attributes.at("doubleSided").type == "uniform bool");
+  CHECK(mesh->attributes.at("doubleSided").value.number == 1);
   CHECK(mesh->attributes.at("faceVertexCounts").value.items.size() ==
         static_cast<std::size_t>(test::cloth_triangles().rows()));
   const auto& samples = mesh->attributes.at("points").samples;
@@ -233,6 +236,11 @@ TEST_CASE("export: tetrahedra become their outward boundary surface") {
   CHECK(obj.f.size() == 12);                                   // 6 cube faces, 2 triangles each
   CHECK(signed_volume(obj.v, obj.f) == doctest::Approx(1.0));  // outward: +volume
   CHECK(obj.v[1].x() == doctest::Approx(1.2));                 // frame 2 shifts x by 0.2
+  // A closed surface is single-sided in USD, as its default says.
+  export_cache(fx.params("body.usda", "body"), kProvenance);
+  const auto* body = test::read_usda(fx.dir / "body.usda").prims.at(0).child("body");
+  REQUIRE(body);
+  CHECK(body->attributes.count("doubleSided") == 0);
 }
 
 TEST_CASE("export: VDB level sets from a grid, a mesh and particles, with provenance") {
