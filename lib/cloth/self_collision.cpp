@@ -196,7 +196,9 @@ int SelfCollision::move(Points3& x, const Points3& to, double step, int passes) 
     x = to;
     return 0;
   }
-  const int steps = static_cast<int>(std::ceil(longest / (step * thickness_)));
+  // Capped, so that a wild target (a diverged or badly trained predictor) costs bounded time.
+  const int steps =
+      static_cast<int>(std::min(std::ceil(longest / (step * thickness_)), double{kMaxSteps}));
   const std::vector<char> none(static_cast<std::size_t>(x.rows()), 0);
   for (int k = 0; k < steps; ++k) {
     x += motion / steps;

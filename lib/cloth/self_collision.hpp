@@ -58,8 +58,10 @@ class SelfCollision {
   /// particle within `step` thicknesses a step, each followed by `passes` passes of
   /// separate(x, fixed, passes) (pinned particles move with the motion but are never pushed). A
   /// displacement applied in one go can put a layer through another; in steps of under a thickness
-  /// the spheres meet first, as in the simulation. Returns the number of steps.
+  /// the spheres meet first, as in the simulation. At most kMaxSteps steps: a longer motion takes
+  /// longer ones. Returns the number of steps.
   int move(Points3& x, const Points3& to, double step, int passes) const;
+  static constexpr int kMaxSteps = 256;
 
   /// Partners within this many thicknesses take part in separate(x, fixed, passes): the passes
   /// move particles by a fraction of a thickness, so a pair that comes within one is among them.

@@ -140,6 +140,11 @@ TEST_CASE("a layer moved through another in steps stops on it, in one jump it pa
   CHECK(jumped < 0.0);
   CHECK(stepped > (1.0 / std::sqrt(2.0) - 0.02) * t);
   CHECK(stepped < 1.02 * t);
+  // A wild target (1 km away) costs at most kMaxSteps steps.
+  Points3 far = start, away = start;
+  away.col(0).array() += 1000.0;
+  CHECK(pairs.move(far, away, 0.5, 1) == SelfCollision::kMaxSteps);
+  CHECK(far.isApprox(away));
   // A particle that does not move is not stepped through.
   Points3 still = start;
   CHECK(pairs.move(still, start, 0.5, 8) == 0);
