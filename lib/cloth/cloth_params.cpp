@@ -1,6 +1,5 @@
 #include "cloth/cloth_params.hpp"
 
-#include <algorithm>
 #include <cmath>
 
 namespace datadyn::cloth {
@@ -111,12 +110,11 @@ Quads grid_quads(const ClothParams& p) {
 }
 
 Eigen::Matrix<float, Eigen::Dynamic, 2, Eigen::RowMajor> grid_uv(const ClothParams& p) {
-  const double m = std::max(p.nx - 1, p.ny - 1);
   Eigen::Matrix<float, Eigen::Dynamic, 2, Eigen::RowMajor> uv(p.nx * p.ny, 2);
   for (int r = 0; r < p.ny; ++r)
     for (int c = 0; c < p.nx; ++c) {
-      uv(grid_index(p, r, c), 0) = static_cast<float>(c / m);
-      uv(grid_index(p, r, c), 1) = static_cast<float>((p.ny - 1 - r) / m);
+      uv(grid_index(p, r, c), 0) = static_cast<float>(static_cast<double>(c) / (p.nx - 1));
+      uv(grid_index(p, r, c), 1) = static_cast<float>(1.0 - static_cast<double>(r) / (p.ny - 1));
     }
   return uv;
 }

@@ -119,9 +119,9 @@ std::vector<Spring> grid_springs(const ClothParams& p);
 Triangles grid_triangles(const ClothParams& p);
 /// One quad per grid cell (#(nx-1)(ny-1) by 4).
 Quads grid_quads(const ClothParams& p);
-/// Texture coordinates of the grid (#nx*ny by 2): u = c / m along a row, v = (ny - 1 - r) / m
-/// with m = max(nx - 1, ny - 1), so texels are square, row 0 is the texture's top edge and a
-/// texture reads unmirrored from the side grid_triangles face.
+/// Texture coordinates of the grid (#nx*ny by 2): u = c / (nx - 1) along a row, v = 1 - r /
+/// (ny - 1), so a texture covers the cloth, row 0 along its top edge, and reads unmirrored from
+/// the side grid_triangles face (an image of the cloth's aspect has square texels on it).
 Eigen::Matrix<float, Eigen::Dynamic, 2, Eigen::RowMajor> grid_uv(const ClothParams& p);
 /// Indices of the pinned particles, ascending.
 std::vector<int> pinned_particles(const ClothParams& p);

@@ -201,7 +201,7 @@ TEST_CASE("cloth-train: simulate, train, upscale and evaluate chain through thei
     // One quad per cell and no triangles: both sets would be one mesh with every face twice.
     CHECK(s.topology("quads").rows() == 8 * 8);
     CHECK_FALSE(s.has("topology/triangles"));
-    // Texture coordinates for mesh-export: row 0 (the pinned top) at v = 1, square texels.
+    // Texture coordinates for mesh-export: the unit square, row 0 (the pinned top) at v = 1.
     const auto uv = s.read_static<float>("points/uv").matrix();
     REQUIRE(uv.rows() == 81);
     CHECK(uv(0, 0) == 0.0f);

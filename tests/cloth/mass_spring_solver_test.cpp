@@ -34,18 +34,18 @@ TEST_CASE("the grid has the expected springs, triangles and pins") {
   for (const Spring& s : grid_springs(p)) CHECK(s.rest > 0.0);
 }
 
-TEST_CASE("grid texture coordinates: square texels, row 0 on top, unmirrored from the front") {
+TEST_CASE("grid texture coordinates: the unit square, row 0 on top, unmirrored from the front") {
   ClothParams p;
-  p.nx = 5;
-  p.ny = 3;  // the longer side spans [0, 1]: texels of 1/4 on both axes
+  p.nx = 5;  // wider than tall: row 0 is still the texture's top edge
+  p.ny = 3;
   const auto uv = grid_uv(p);
   REQUIRE(uv.rows() == 15);
   CHECK(uv(0, 0) == 0.0f);
-  CHECK(uv(0, 1) == 0.5f);
+  CHECK(uv(0, 1) == 1.0f);
   CHECK(uv(4, 0) == 1.0f);
   CHECK(uv(14, 1) == 0.0f);
   CHECK(uv(7, 0) == 0.5f);  // row 1, column 2
-  CHECK(uv(7, 1) == 0.25f);
+  CHECK(uv(7, 1) == 0.5f);
   // Every face counter-clockwise in the texture as in space seen from its front: a texture is not
   // mirrored on the side the faces show.
   const datadyn::Triangles tris = grid_triangles(p);
