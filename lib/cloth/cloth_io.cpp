@@ -130,12 +130,12 @@ Interpolation interpolation_of(const std::string& method) {
 /// back on their pins (a corrected miniature's own pinned particles are put back before it is
 /// upsampled, so the surface next to the pins stays smooth). upscale.colliders: an upscaled surface
 /// can cut through a collider its miniature only touched at its own particles, and a prediction
-/// or correction can move a particle into it; the free particles inside the sphere or below the
-/// ground are moved to the surface plus the margin. upscale.self_collision, for a miniature
-/// simulated with self-collision: a correction moves stacked layers of the miniature differently
-/// and puts one through the other, so it is applied as a motion from the simulated miniature, in
-/// steps of at most kStep thicknesses with the miniature's self-collision after each, the way the
-/// simulation keeps layers apart.
+/// or correction can move a particle into it; the particles inside the sphere or below the ground
+/// (but those put back on their pins) are moved to the surface plus the margin.
+/// upscale.self_collision, for a miniature simulated with self-collision: a correction moves
+/// stacked layers of the miniature differently and puts one through the other, so it is applied as
+/// a motion from the simulated miniature, in steps of at most kStep thicknesses with the
+/// miniature's self-collision after each, the way the simulation keeps layers apart.
 class SceneConstraints {
  public:
   /// `target`: the target grid with its pins (at its rest positions) and colliders in target
@@ -147,12 +147,13 @@ class SceneConstraints {
         colliders_(colliders && (target.sphere.enabled || target.ground.enabled)),
         mini_pinned_(pinned_particles(mini)) {
     pinned_ = pinned_particles(target);  // ascending
+    // Particles the colliders move: all but those put back on their pins.
     std::size_t k = 0;
     for (int i = 0; i < target.nx * target.ny; ++i)
-      if (k < pinned_.size() && pinned_[k] == i)
+      if (pins_ && k < pinned_.size() && pinned_[k] == i)
         ++k;
       else
-        free_.push_back(i);
+        movable_.push_back(i);
     if (pins_) pin_positions_ = rest_positions(target);
     if (self_collision && mini.self_collision.enabled) mini_self_.emplace(mini, mini_pinned_);
   }
@@ -168,11 +169,11 @@ class SceneConstraints {
     mini_self_->move(corrected, to, kStep, kPasses);
   }
 
-  /// The target frame's pinned particles on their pins, the free ones out of the colliders.
+  /// The target frame's pinned particles on their pins, the others out of the colliders.
   void operator()(Points3& x) const {
     if (pins_)
       for (int i : pinned_) x.row(i) = pin_positions_.row(i);
-    if (colliders_) project_to_colliders(target_, x, free_, nullptr);
+    if (colliders_) project_to_colliders(target_, x, movable_, nullptr);
   }
 
  private:
@@ -182,7 +183,7 @@ class SceneConstraints {
   static constexpr int kPasses = 8;
   ClothParams target_;
   bool pins_ = false, colliders_ = false;
-  std::vector<int> pinned_, free_, mini_pinned_;
+  std::vector<int> pinned_, movable_, mini_pinned_;
   Points3 pin_positions_;
   std::optional<SelfCollision> mini_self_;
 };
@@ -1245,7 +1246,7 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
       ". Inside colliders: particles inside the sphere or below the ground per frame, the "
       "target's own " +
       ms(report, "target_collider_penetrations_per_frame") +
-      ". Pin drift: the largest distance of a pinned particle from its pin over all frames" +
+      ". Pin drift: the largest distance of a pinned particle from its pin over all frames." +
       "\n\n| method | error (m) | DSDS error (m) | roughness (m) | layer crossings/frame | "
       "inside colliders/frame | pin drift (m) | ms/frame |\n|---|---|---|---|---|---|---|---|\n";
   for (const auto& r : per_method)
