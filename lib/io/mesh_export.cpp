@@ -593,17 +593,20 @@ MeshExportResult export_cache(const MeshExportParams& params, const Provenance& 
     }
 
     // Texture coordinates: a mesh format's vertices are the cache's, so its static points/uv
-    // (docs/cache-format.md) go with them.
+    // (docs/cache-format.md) go with them. Another writer's points/uv of another shape is left
+    // out with a note: the export worked before texture coordinates were written, and still does.
     if (params.uv && source == ExportSource::Mesh && seq.has("points/uv") &&
         format != ExportFormat::Vdb && format != ExportFormat::Xdmf) {
       const Shape shape = seq.shape("points/uv");
       if (seq.is_per_frame("points/uv") || shape.size() != 2 || shape[1] != 2 ||
-          shape[0] != seq.point_count())
-        throw IoError(where + "/points/uv: expected static texture coordinates [" +
-                      std::to_string(seq.point_count()) + ", 2], got " +
-                      (seq.is_per_frame("points/uv") ? "per-frame " : "") + shape_string(shape) +
-                      " (set uv=false to export without them)");
-      job.uv = true;
+          shape[0] != seq.point_count()) {
+        if (note)
+          note(where + "/points/uv: not written, expected static texture coordinates [" +
+               std::to_string(seq.point_count()) + ", 2], got " +
+               (seq.is_per_frame("points/uv") ? "per-frame " : "") + shape_string(shape));
+      } else {
+        job.uv = true;
+      }
     }
 
     // Level sets from particles or meshes need a voxel size and a radius: resolve them now, so a

@@ -83,7 +83,11 @@ for fmt in ("PC2", "MDD"):
         check_positions(obj, f, f"{fmt} through the Mesh Cache modifier")
 
 before = set(bpy.data.objects)
-bpy.ops.import_mesh.ply(filepath=os.path.join(work, "cloth.0001.ply"))
+ply = os.path.join(work, "cloth.0001.ply")
+try:  # Blender 4.0 and later
+    bpy.ops.wm.ply_import(filepath=ply, forward_axis="Y", up_axis="Z")
+except AttributeError:  # no such operator: the Python add-on of Blender 3
+    bpy.ops.import_mesh.ply(filepath=ply)
 new = [o for o in bpy.data.objects if o not in before]
 assert len(new) == 1, "cloth.0001.ply: expected one object"
 check_uv(new[0], "PLY")
