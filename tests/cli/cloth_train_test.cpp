@@ -446,6 +446,26 @@ long inside_colliders(const std::string& file, const std::string& sequence) {
   return inside;
 }
 
+/// Simulates the target runs of `flags` into `dir` and trains a model on them: {target, model}.
+std::pair<std::string, std::string> simulate_and_train(const TempDir& dir,
+                                                       const std::string& flags) {
+  const auto target = (dir / "t.h5").string(), model = (dir / "m.h5").string();
+  REQUIRE(run_command(kTool + " simulate" + flags + " -o " + target).exit_code == 0);
+  REQUIRE(run_command(kTool + " train" + flags + " -i " + target + " -o " + model).exit_code == 0);
+  return {target, model};
+}
+
+/// evaluate's JSON report of `model` against `target` with `flags`, written to `prefix`.json.
+nlohmann::json evaluate_report(const std::string& flags, const std::string& target,
+                               const std::string& model, const std::string& prefix) {
+  const auto r =
+      run_command(kTool + " evaluate" + flags + " -i " + target + " -i " + model + " -o " + prefix);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  std::ifstream in(prefix + ".json");
+  return nlohmann::json::parse(in);
+}
+
 }  // namespace
 
 TEST_CASE("cloth-train: upscaled frames are moved out of the colliders (upscale.colliders)") {
@@ -483,19 +503,13 @@ TEST_CASE("cloth-train: upscaled frames are moved out of the colliders (upscale.
   CHECK(largest < 1e-6);
 
   // evaluate reports particles inside colliders per frame, with the pass and without.
-  const auto target = (dir / "t.h5").string(), model = (dir / "m.h5").string();
   const std::string small =
       scene + " --set runs.mass=0.008,0.012 --set train.max_epochs=2 --set train.batch_size=300";
-  REQUIRE(run_command(kTool + " simulate" + small + " -o " + target).exit_code == 0);
-  REQUIRE(run_command(kTool + " train" + small + " -i " + target + " -o " + model).exit_code == 0);
+  const auto [target, model] = simulate_and_train(dir, small);
   for (const bool pass : {true, false}) {
-    const auto prefix = (dir / (pass ? "e_on" : "e_off")).string();
-    r = run_command(kTool + " evaluate" + small + " --set upscale.colliders=" +
-                    (pass ? "true" : "false") + " -i " + target + " -i " + model + " -o " + prefix);
-    INFO(r.err);
-    REQUIRE(r.exit_code == 0);
-    std::ifstream in(prefix + ".json");
-    const auto report = nlohmann::json::parse(in);
+    const auto report =
+        evaluate_report(small + " --set upscale.colliders=" + (pass ? "true" : "false"), target,
+                        model, (dir / (pass ? "e_on" : "e_off")).string());
     CHECK(report["target_collider_penetrations_per_frame"].get<double>() == 0.0);
     const auto& rows = report["upscaling"];
     REQUIRE(rows.size() == 4);
@@ -512,9 +526,7 @@ TEST_CASE("cloth-train: upscaled frames keep the pinned particles on their pins 
   // A network trained for a few epochs predicts the curtain's pinned top row only roughly; the
   // simulation holds it exactly, and so does upscale unless upscale.pins is false.
   TempDir dir;
-  const auto target = (dir / "t.h5").string(), model = (dir / "m.h5").string();
-  REQUIRE(run_command(kTool + " simulate" + kSmall + " -o " + target).exit_code == 0);
-  REQUIRE(run_command(kTool + " train" + kSmall + " -i " + target + " -o " + model).exit_code == 0);
+  const auto [target, model] = simulate_and_train(dir, kSmall);
   // The largest distance of a top-row particle from its rest position (its pin) over all frames.
   auto drift = [](const std::string& file) {
     const auto seq = datadyn::io::CacheReader(file).sequence("curtain_000");
@@ -537,13 +549,9 @@ TEST_CASE("cloth-train: upscaled frames keep the pinned particles on their pins 
   CHECK(drift(on) < 1e-6);
   CHECK(drift(off) > 1e-3);  // a millimetre: far above rounding, far below this network's error
   for (const bool pins : {true, false}) {
-    const auto prefix = (dir / (pins ? "e_on" : "e_off")).string();
-    r = run_command(kTool + " evaluate" + kSmall + " --set upscale.pins=" +
-                    (pins ? "true" : "false") + " -i " + target + " -i " + model + " -o " + prefix);
-    INFO(r.err);
-    REQUIRE(r.exit_code == 0);
-    std::ifstream in(prefix + ".json");
-    const auto rows = nlohmann::json::parse(in)["upscaling"];
+    const auto rows =
+        evaluate_report(kSmall + " --set upscale.pins=" + (pins ? "true" : "false"), target, model,
+                        (dir / (pins ? "e_on" : "e_off")).string())["upscaling"];
     REQUIRE(rows.size() == 4);
     CHECK(rows[3]["method"] == "network");
     if (pins)
@@ -566,19 +574,12 @@ TEST_CASE(
       " --set cloth.frames=60 --set cloth.self_collision.enabled=true"
       " --set runs.mass=0.008,0.012 --set train.max_epochs=2 --set train.batch_size=300"
       " --set features.local=true --set features.residual=true --set train.miniature=simulated";
-  const auto target = (dir / "t.h5").string(), model = (dir / "m.h5").string();
-  REQUIRE(run_command(kTool + " simulate" + scene + " -o " + target).exit_code == 0);
-  REQUIRE(run_command(kTool + " train" + scene + " -i " + target + " -o " + model).exit_code == 0);
+  const auto [target, model] = simulate_and_train(dir, scene);
   std::vector<nlohmann::json> corrector;
   for (const char* stepped : {"true", "false"}) {
-    const auto prefix = (dir / (std::string("e_") + stepped)).string();
-    const auto r =
-        run_command(kTool + " evaluate" + scene + " --set upscale.self_collision=" + stepped +
-                    " -i " + target + " -i " + model + " -o " + prefix);
-    INFO(r.err);
-    REQUIRE(r.exit_code == 0);
-    std::ifstream in(prefix + ".json");
-    const auto rows = nlohmann::json::parse(in)["upscaling"];
+    const auto rows =
+        evaluate_report(scene + " --set upscale.self_collision=" + stepped, target, model,
+                        (dir / (std::string("e_") + stepped)).string())["upscaling"];
     REQUIRE(rows.size() == 4);
     REQUIRE(rows[3]["method"] == "corrector + bicubic");
     corrector.push_back(rows[3]);
