@@ -29,6 +29,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/surface_mesh.hpp"
 #include "io/array.hpp"
 
 namespace datadyn::io {
@@ -181,6 +182,10 @@ class SequenceReader {
   /// topology/<kind> with every index checked against the point count.
   Eigen::Matrix<int, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> topology(
       const std::string& kind) const;
+  /// uv/<kind> ("triangles" or "quads"): the face-varying texture coordinate index of every
+  /// corner of topology/<kind>, checked against the rows of uv/coordinates.
+  Eigen::Matrix<int, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> uv_corners(
+      const std::string& kind) const;
   GridSpec grid_spec(const std::string& name) const;
 
   ~SequenceReader();
@@ -218,5 +223,12 @@ class CacheReader {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+/// Writes `uv` as the sequence's face-varying texture coordinates of its topology/triangles
+/// (written before): uv/coordinates and uv/triangles. Nothing when `uv` is empty.
+void write_face_uv(SequenceWriter& sequence, const FaceVaryingUv& uv);
+/// The sequence's face-varying texture coordinates of its triangles (uv/coordinates and
+/// uv/triangles, indices checked); empty when it has none.
+FaceVaryingUv read_face_uv(const SequenceReader& sequence);
 
 }  // namespace datadyn::io

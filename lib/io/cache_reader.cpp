@@ -209,6 +209,30 @@ struct SequenceReader::Impl {
       if (o.info.shape.size() != 2 || o.info.shape[1] != arity || is_floating(o.info.type))
         bad("topology/" + k, "int32 [T, " + std::to_string(arity) + "]", o.info.shape, o.info.type);
     }
+    // Face-varying texture coordinates: one index into uv/coordinates per face corner of
+    // topology/<kind> (index ranges are checked by uv_corners).
+    for (const auto& k : children("uv")) {
+      const std::string rel = "uv/" + k;
+      const Open& o = dataset(rel);
+      if (k == "coordinates") {
+        if (o.info.shape.size() != 2 || o.info.shape[1] != 2 || !is_floating(o.info.type))
+          bad(rel, "float [M, 2]", o.info.shape, o.info.type);
+        continue;
+      }
+      if (k != "triangles" && k != "quads")
+        throw IoError(where(rel) + ": expected uv/coordinates, uv/triangles or uv/quads");
+      if (!h5::link_exists(f, group_path + "/uv/coordinates"))
+        throw IoError(where(rel) + ": the sequence has no uv/coordinates for it to index");
+      if (!h5::link_exists(f, group_path + "/topology/" + k))
+        throw IoError(where(rel) + ": the sequence has no topology/" + k + " for it to follow");
+      const std::size_t faces = dataset("topology/" + k).info.shape[0];
+      const std::size_t arity = k == "triangles" ? 3 : 4;
+      if (o.info.shape != Shape{faces, arity} || is_floating(o.info.type))
+        bad(rel,
+            "int32 [" + std::to_string(faces) + ", " + std::to_string(arity) +
+                "] (one row per face of topology/" + k + ")",
+            o.info.shape, o.info.type);
+    }
     grids = children("grids");
     for (const auto& g : grids) {
       const std::string rel = "grids/" + g;
@@ -349,6 +373,22 @@ Eigen::Matrix<int, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> SequenceRead
   return a.matrix();
 }
 
+Eigen::Matrix<int, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> SequenceReader::uv_corners(
+    const std::string& kind) const {
+  const std::string rel = "uv/" + kind;
+  if (!has(rel)) throw IoError(impl_->where(rel) + ": the sequence has no texture coordinates");
+  const std::size_t m = shape("uv/coordinates").at(0);
+  Array<std::int32_t> a = read_static<std::int32_t>(rel);
+  for (std::size_t i = 0; i < a.data.size(); ++i) {
+    if (a.data[i] < 0 || static_cast<std::size_t>(a.data[i]) >= m) {
+      throw IoError(impl_->where(rel) + ": index " + std::to_string(a.data[i]) + " at element " +
+                    std::to_string(i) + " outside [0, " + std::to_string(m) +
+                    ") (the rows of uv/coordinates)");
+    }
+  }
+  return a.matrix();
+}
+
 GridSpec SequenceReader::grid_spec(const std::string& name) const {
   return impl_->grid_spec(name);
 }
@@ -481,5 +521,13 @@ DATADYN_INSTANTIATE(std::int64_t)
 DATADYN_INSTANTIATE(float)
 DATADYN_INSTANTIATE(double)
 #undef DATADYN_INSTANTIATE
+
+FaceVaryingUv read_face_uv(const SequenceReader& sequence) {
+  FaceVaryingUv uv;
+  if (!sequence.has("uv/triangles")) return uv;
+  uv.coordinates = sequence.read_static<double>("uv/coordinates").matrix();
+  uv.corners = sequence.uv_corners("triangles");
+  return uv;
+}
 
 }  // namespace datadyn::io

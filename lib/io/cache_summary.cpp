@@ -81,8 +81,8 @@ std::string cache_summary(const std::filesystem::path& path) {
   const auto names = r.sequence_names();
   os << "  sequences:    " << names.size() << "\n";
   // Every sequence's own layout (docs/cache-format.md); anything else under it is listed below.
-  static const std::vector<std::string> kLayout{"time", "frame",    "points",
-                                                "rest", "topology", "grids"};
+  static const std::vector<std::string> kLayout{"time",     "frame", "points", "rest",
+                                                "topology", "uv",    "grids"};
   Handle file = h5::check_id(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose,
                              path.string() + ": cannot open");
   std::set<haddr_t> seen;
@@ -101,6 +101,9 @@ std::string cache_summary(const std::filesystem::path& path) {
       os << "    rest/position " << shape_string(s.shape("rest/position")) << "\n";
     for (const auto& t : s.topologies())
       os << "    topology/" << t << " " << shape_string(s.shape("topology/" + t)) << "\n";
+    for (const char* k : {"coordinates", "triangles", "quads"})
+      if (s.has(std::string("uv/") + k))
+        os << "    uv/" << k << " " << shape_string(s.shape(std::string("uv/") + k)) << "\n";
     for (const auto& g : s.grids()) {
       const GridSpec spec = s.grid_spec(g);
       os << "    grids/" << g << " " << shape_string(s.shape("grids/" + g)) << " "
@@ -215,6 +218,9 @@ void check_cache(const std::filesystem::path& path,
     if (s.has("rest/position"))
       finite(s.read_static<double>("rest/position").data, "rest/position");
     for (const auto& t : s.topologies()) (void)s.topology(t);  // checks index ranges
+    if (s.has("uv/coordinates")) finite(s.read_static<double>("uv/coordinates").data, "uv/coordinates");
+    for (const char* k : {"triangles", "quads"})
+      if (s.has(std::string("uv/") + k)) (void)s.uv_corners(k);
     for (std::size_t f = 0; f < s.frame_count(); ++f) {
       for (const auto& rel : per_frame) {
         const Array<double> a = s.read_frame<double>(rel, f);

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -190,6 +191,8 @@ struct SequenceWriter::Impl {
   std::size_t frames = 0;
   std::int64_t last_frame = 0;
   std::optional<std::size_t> point_count;
+  std::optional<std::size_t> uv_count;             // rows of uv/coordinates, once written
+  std::map<std::string, std::size_t> face_counts;  // rows of topology/<kind>, once written
 
   std::string where(const std::string& rel) const {
     return file_name + ": " + group_path + "/" + rel;
@@ -337,6 +340,39 @@ void SequenceWriter::write_static(const std::string& rel, const ArrayView& data)
       }
     }
     ftype = ElementType::Int32;
+    s.face_counts[kind] = sh[0];
+  } else if (rel == "uv/coordinates") {
+    if (sh.size() != 2 || sh[1] != 2 || !is_floating(data.type))
+      throw IoError(s.where(rel) + ": expected float [M, 2], got " + element_type_name(data.type) +
+                    " " + shape_string(sh));
+    ftype = ElementType::Float32;
+    s.uv_count = sh[0];
+  } else if (rel == "uv/triangles" || rel == "uv/quads") {
+    // Face-varying texture coordinates: one index into uv/coordinates per corner of each face of
+    // topology/<kind>, so both must be there first.
+    const std::string kind = rel.substr(3);
+    const size_t arity = kind == "triangles" ? 3 : 4;
+    const auto faces = s.face_counts.find(kind);
+    if (!s.uv_count || faces == s.face_counts.end())
+      throw IoError(s.where(rel) + ": write uv/coordinates and topology/" + kind + " first");
+    if (sh.size() != 2 || sh[0] != faces->second || sh[1] != arity ||
+        (data.type != ElementType::Int32 && data.type != ElementType::Int64))
+      throw IoError(s.where(rel) + ": expected int32 [" + std::to_string(faces->second) + ", " +
+                    std::to_string(arity) + "] (one row per face of topology/" + kind + "), got " +
+                    element_type_name(data.type) + " " + shape_string(sh));
+    const size_t n = element_count(sh);
+    for (size_t i = 0; i < n; ++i) {
+      const std::int64_t idx = data.type == ElementType::Int32
+                                   ? static_cast<const std::int32_t*>(data.data)[i]
+                                   : static_cast<const std::int64_t*>(data.data)[i];
+      if (idx < 0 || static_cast<size_t>(idx) >= *s.uv_count)
+        throw IoError(s.where(rel) + ": index " + std::to_string(idx) + " at element " +
+                      std::to_string(i) + " is outside [0, " + std::to_string(*s.uv_count) +
+                      ") (the rows of uv/coordinates)");
+    }
+    ftype = ElementType::Int32;
+  } else if (rel.rfind("uv/", 0) == 0) {
+    throw IoError(s.where(rel) + ": expected uv/coordinates, uv/triangles or uv/quads");
   }
   check_finite(data, ftype == ElementType::Float32, s.where(rel));
   write_dataset(s.file, s.file_name, s.group_path + "/" + rel, data, ftype, s.deflate);
@@ -582,6 +618,12 @@ void CacheWriter::commit() {
   }
   w.committed = true;
   note_committed(w.path);
+}
+
+void write_face_uv(SequenceWriter& sequence, const FaceVaryingUv& uv) {
+  if (uv.empty()) return;
+  sequence.write_static("uv/coordinates", view(uv.coordinates));
+  sequence.write_static("uv/triangles", view(uv.corners));
 }
 
 }  // namespace datadyn::io

@@ -120,13 +120,27 @@ long long parse_integer(const LineReader& reader, std::string_view token, const 
 
 struct PendingTriangle {
   std::array<long long, 3> raw;  // resolved 0-based index, range checked at the end
+  std::array<long long, 3> uv;   // resolved 0-based vt index, -1 for a corner without one
   int line;
 };
 
+/// A 1-based or negative (relative to the `count` items read so far) OBJ index as 0-based:
+/// `what` is "face" or "texture", `item` and `items` name what the index counts.
+long long resolve_index(const LineReader& reader, long long index, long long count,
+                        const std::string& what, const std::string& item,
+                        const std::string& items) {
+  if (index == 0) reader.fail(what + " index 0 is invalid (OBJ indices start at 1)");
+  const long long resolved = index > 0 ? index - 1 : count + index;
+  if (index < 0 && resolved < 0)
+    reader.fail("relative " + what + " index " + std::to_string(index) + " points before the first " +
+                item + " (" + std::to_string(count) + " " + items + " read so far)");
+  return resolved;
+}
+
 SurfaceMesh parse_obj(LineReader& reader) {
-  std::vector<double> coords;
+  std::vector<double> coords, uv_coords;
   std::vector<PendingTriangle> triangles;
-  std::vector<long long> corners;
+  std::vector<long long> corners, uv_corners;
   std::string line;
   while (reader.next(line, /*continuation=*/true)) {
     const auto tokens = split_whitespace(line);
@@ -140,12 +154,20 @@ SurfaceMesh parse_obj(LineReader& reader) {
       for (int d = 0; d < 3; ++d)
         coords.push_back(parse_double(reader, tokens[static_cast<std::size_t>(d) + 1],
                                       std::string("vertex ") + kAxis[d]));
+    } else if (keyword == "vt") {
+      // `vt u [v [w]]`: v defaults to 0 as the format says; w (3D textures) is ignored.
+      if (tokens.size() < 2) reader.fail("texture coordinate without a value, expected 'vt u v'");
+      uv_coords.push_back(parse_double(reader, tokens[1], "texture coordinate u"));
+      uv_coords.push_back(tokens.size() > 2 ? parse_double(reader, tokens[2], "texture coordinate v")
+                                            : 0.0);
     } else if (keyword == "f") {
       const long long vertex_count = static_cast<long long>(coords.size() / 3);
+      const long long uv_count = static_cast<long long>(uv_coords.size() / 2);
       corners.clear();
+      uv_corners.clear();
       for (std::size_t c = 1; c < tokens.size(); ++c) {
         const std::string_view corner = tokens[c];
-        // v, v/vt, v/vt/vn or v//vn: validate every part, keep v.
+        // v, v/vt, v/vt/vn or v//vn: validate every part, keep v and vt.
         std::vector<std::string_view> parts;
         std::size_t start = 0;
         for (;;) {
@@ -158,36 +180,42 @@ SurfaceMesh parse_obj(LineReader& reader) {
         if (parts.size() > 3 || parts[0].empty())
           reader.fail("expected a face corner 'v', 'v/vt', 'v/vt/vn' or 'v//vn', got " +
                       in_quotes(corner));
+        long long uv = -1;
         for (std::size_t p = 1; p < parts.size(); ++p)
-          if (!parts[p].empty())
-            parse_integer(reader, parts[p], p == 1 ? "a texture index" : "a normal index");
-        const long long index = parse_integer(reader, parts[0], "a face vertex index");
-        if (index == 0) reader.fail("face index 0 is invalid (OBJ indices start at 1)");
-        long long resolved = index > 0 ? index - 1 : vertex_count + index;
-        if (index < 0 && resolved < 0)
-          reader.fail("relative face index " + std::to_string(index) +
-                      " points before the first "
-                      "vertex (" +
-                      std::to_string(vertex_count) + " vertices read so far)");
-        corners.push_back(resolved);
+          if (!parts[p].empty()) {
+            const long long index =
+                parse_integer(reader, parts[p], p == 1 ? "a texture index" : "a normal index");
+            if (p == 1) uv = resolve_index(reader, index, uv_count, "texture", "texture coordinate",
+                                   "texture coordinates");
+          }
+        corners.push_back(resolve_index(reader,
+                                       parse_integer(reader, parts[0], "a face vertex index"),
+                                       vertex_count, "face", "vertex", "vertices"));
+        uv_corners.push_back(uv);
       }
       if (corners.size() < 3)
         reader.fail("face has " + std::to_string(corners.size()) + " corners, expected at least 3");
       for (std::size_t c = 1; c + 1 < corners.size(); ++c)
-        triangles.push_back({{corners[0], corners[c], corners[c + 1]}, reader.line()});
+        triangles.push_back({{corners[0], corners[c], corners[c + 1]},
+                             {uv_corners[0], uv_corners[c], uv_corners[c + 1]},
+                             reader.line()});
     }
-    // Every other statement (vt, vn, vp, o, g, s, usemtl, mtllib, l, p, curves...) is ignored.
+    // Every other statement (vn, vp, o, g, s, usemtl, mtllib, l, p, curves...) is ignored.
   }
   const long long vertex_count = static_cast<long long>(coords.size() / 3);
+  const long long uv_count = static_cast<long long>(uv_coords.size() / 2);
   if (vertex_count == 0)
     reader.fail_at(reader.last_line(), "end of file without a vertex, expected 'v x y z' lines");
-  if (vertex_count > std::numeric_limits<int>::max())
+  if (vertex_count > std::numeric_limits<int>::max() || uv_count > std::numeric_limits<int>::max())
     throw IoError(reader.path().string() + ": too many vertices for 32-bit indices");
 
   SurfaceMesh mesh;
   mesh.vertices =
       Eigen::Map<const Points3>(coords.data(), static_cast<Eigen::Index>(vertex_count), 3);
   mesh.triangles.resize(static_cast<Eigen::Index>(triangles.size()), 3);
+  // Texture coordinates are kept when every corner has one (a face without them would have no
+  // place on the texture).
+  bool textured = !triangles.empty();
   for (std::size_t t = 0; t < triangles.size(); ++t)
     for (int c = 0; c < 3; ++c) {
       const long long index = triangles[t].raw[static_cast<std::size_t>(c)];
@@ -196,7 +224,22 @@ SurfaceMesh parse_obj(LineReader& reader) {
                                               " out of range (file has " +
                                               std::to_string(vertex_count) + " vertices)");
       mesh.triangles(static_cast<Eigen::Index>(t), c) = static_cast<int>(index);
+      const long long uv = triangles[t].uv[static_cast<std::size_t>(c)];
+      if (uv >= uv_count)
+        reader.fail_at(triangles[t].line, "texture index " + std::to_string(uv + 1) +
+                                              " out of range (file has " +
+                                              std::to_string(uv_count) + " texture coordinates)");
+      textured = textured && uv >= 0;
     }
+  if (textured) {
+    mesh.uv.coordinates = Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, 2, Eigen::RowMajor>>(
+        uv_coords.data(), static_cast<Eigen::Index>(uv_count), 2);
+    mesh.uv.corners.resize(mesh.triangles.rows(), 3);
+    for (std::size_t t = 0; t < triangles.size(); ++t)
+      for (int c = 0; c < 3; ++c)
+        mesh.uv.corners(static_cast<Eigen::Index>(t), c) =
+            static_cast<int>(triangles[t].uv[static_cast<std::size_t>(c)]);
+  }
   return mesh;
 }
 

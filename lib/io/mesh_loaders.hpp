@@ -12,13 +12,15 @@ namespace datadyn {
 
 /// Reads the geometry of a Wavefront OBJ file.
 /// `v x y z [w ...]` lines give vertices (metres; extra numbers such as w or vertex colours are
-/// ignored); `f` lines give polygons with corners `v`, `v/vt`, `v/vt/vn` or `v//vn`, 1-based,
-/// or negative = relative to the last vertex read so far (-1 is the last). Polygons with more
-/// than three corners are fan-triangulated from their first corner: (c0, c_i, c_i+1).
-/// `#` starts a comment; a line ending in `\` continues on the next line; vt, vn, o, g, s,
-/// usemtl, mtllib, l, p and any other statement are ignored (as Blender and Houdini do).
+/// ignored); `vt u [v [w]]` lines give texture coordinates (v = 0 when missing, w ignored);
+/// `f` lines give polygons with corners `v`, `v/vt`, `v/vt/vn` or `v//vn`, 1-based, or
+/// negative = relative to the last vertex (texture coordinate) read so far (-1 is the last).
+/// Polygons with more than three corners are fan-triangulated from their first corner:
+/// (c0, c_i, c_i+1). `#` starts a comment; a line ending in `\` continues on the next line; vn,
+/// o, g, s, usemtl, mtllib, l, p and any other statement are ignored (as Blender and Houdini do).
 /// Positive face indices may refer to vertices defined later in the file.
-/// @return #V vertices and #T triangles, in file order, winding kept as in the file.
+/// @return #V vertices and #T triangles, in file order, winding kept as in the file; the `vt`
+///   values and every triangle corner's index into them when every corner has one (else none).
 /// @throws IoError if the file cannot be read, a number is malformed or not finite, a face has
 ///   fewer than three corners, an index is 0 or out of range, or the file has no vertex.
 SurfaceMesh load_obj(const std::filesystem::path& path);

@@ -146,6 +146,13 @@ TEST_CASE("cache info: lists the tools' own groups and a sequence's other arrays
     const std::vector<std::int8_t> type{0, 1, 1};
     s.write_static("tank/type", view(type));
     s.set_attribute("note", std::string(300, 'x'));
+    Triangles t(1, 3);
+    t << 0, 1, 2;
+    s.write_static("topology/triangles", view(t));
+    FaceVaryingUv uv;
+    uv.coordinates = Eigen::Matrix<double, 3, 2, Eigen::RowMajor>::Identity(3, 2);
+    uv.corners = t;
+    write_face_uv(s, uv);
     const std::vector<double> ks(5, 1.0);
     w.write_array("/springs/ks", view(ks));
     w.set_attribute("/springs", "ks_unit", std::string("1/s^2"));
@@ -156,6 +163,8 @@ TEST_CASE("cache info: lists the tools' own groups and a sequence's other arrays
   // Before, only the sequences' standard layout was listed: /springs, /model, /features and
   // mps-gen's tank arrays did not appear.
   CHECK(info.find("    tank/type int8 [3]\n") != std::string::npos);
+  CHECK(info.find("    topology/triangles [1, 3]\n    uv/coordinates [3, 2]\n"
+                  "    uv/triangles [1, 3]\n") != std::string::npos);
   CHECK(info.find("  /springs/ks float64 [5]\n") != std::string::npos);
   CHECK(info.find("  /springs/@ks_unit = \"1/s^2\"\n") != std::string::npos);
   // A long string attribute is cut to its start and length; the provenance is not repeated.

@@ -377,6 +377,84 @@ TEST_CASE("cache: writer rejects what breaks the layout") {
   CHECK_THROWS_AS(w.write_array("/sequences/s/x", view(p)), IoError);
 }
 
+TEST_CASE("cache: face-varying texture coordinates round-trip and are checked on both sides") {
+  TempDir dir;
+  const auto path = dir / "uv.h5";
+  // Two triangles sharing the edge 1-2, each with its own coordinates there (a seam).
+  const Points3 x = wave_points(0, 4);
+  Triangles tris(2, 3);
+  tris << 0, 1, 2, 2, 1, 3;
+  FaceVaryingUv uv;
+  uv.coordinates.resize(6, 2);
+  uv.coordinates << 0, 0, 0.5, 0, 0, 1, 0.6, 1, 0.6, 0, 1, 1.0 / 3;
+  uv.corners.resize(2, 3);
+  uv.corners << 0, 1, 2, 3, 4, 5;
+  {
+    CacheWriter w(path, test_provenance());
+    auto& s = w.add_sequence("s", {24.0, 3});
+    // Before the faces they index: refused, naming what is missing.
+    CHECK_THROWS_WITH_AS(s.write_static("uv/triangles", view(uv.corners)),
+                         doctest::Contains("uv/triangles: write uv/coordinates and "
+                                           "topology/triangles first"),
+                         IoError);
+    s.write_static("topology/triangles", view(tris));
+    const Points3 xyz = wave_points(0, 2);
+    CHECK_THROWS_WITH_AS(s.write_static("uv/coordinates", view(xyz)),
+                         doctest::Contains("expected float [M, 2], got float64 [2, 3]"), IoError);
+    s.write_static("uv/coordinates", view(uv.coordinates));
+    Triangles one = tris.topRows(1);
+    CHECK_THROWS_WITH_AS(s.write_static("uv/triangles", view(one)),
+                         doctest::Contains("expected int32 [2, 3] (one row per face of "
+                                           "topology/triangles), got int32 [1, 3]"),
+                         IoError);
+    Triangles far = uv.corners;
+    far(1, 2) = 6;
+    CHECK_THROWS_WITH_AS(s.write_static("uv/triangles", view(far)),
+                         doctest::Contains("index 6 at element 5 is outside [0, 6)"), IoError);
+    CHECK_THROWS_WITH_AS(s.write_static("uv/normals", view(xyz)),
+                         doctest::Contains("expected uv/coordinates, uv/triangles or uv/quads"),
+                         IoError);
+    s.write_static("uv/triangles", view(uv.corners));
+    s.append_frame(1, 0.0, {{"points/position", view(x)}});
+    w.commit();
+  }
+  {
+    CacheReader r(path);
+    const FaceVaryingUv got = read_face_uv(r.sequence("s"));
+    CHECK(got.corners == uv.corners);
+    // float32 in the file: 1/3 comes back to within 2^-25.
+    CHECK((got.coordinates - uv.coordinates).cwiseAbs().maxCoeff() < 3e-8);
+    // A sequence without them reads as empty.
+    const auto plain = dir / "plain.h5";
+    write_small_cache(plain, 2, 5);
+    CHECK(read_face_uv(CacheReader(plain).sequence("s")).empty());
+  }
+  // Damage written by another program is named by the reader.
+  const auto replace = [&](const char* name, const std::vector<std::int32_t>& values,
+                           std::vector<hsize_t> dims) {
+    const auto bad = dir / (std::string("bad_") + (name + 3) + ".h5");
+    std::filesystem::copy_file(path, bad, std::filesystem::copy_options::overwrite_existing);
+    hid_t f = H5Fopen(bad.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    H5Ldelete(f, (std::string("/sequences/s/") + name).c_str(), H5P_DEFAULT);
+    hid_t space = H5Screate_simple(2, dims.data(), nullptr);
+    hid_t ds = H5Dcreate2(f, (std::string("/sequences/s/") + name).c_str(), H5T_STD_I32LE, space,
+                          H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    H5Dwrite(ds, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data());
+    H5Dclose(ds);
+    H5Sclose(space);
+    H5Fclose(f);
+    return bad;
+  };
+  const auto out_of_range = replace("uv/triangles", {0, 1, 2, 3, 4, 9}, {2, 3});
+  CHECK(io_error_message([&] { read_face_uv(CacheReader(out_of_range).sequence("s")); })
+            .find("bad_triangles.h5: /sequences/s/uv/triangles: index 9 at element 5 outside "
+                  "[0, 6) (the rows of uv/coordinates)") != std::string::npos);
+  const auto no_faces = replace("uv/quads", {0, 1, 2, 3}, {1, 4});
+  CHECK(io_error_message([&] { CacheReader(no_faces).sequence("s"); })
+            .find("bad_quads.h5: /sequences/s/uv/quads: the sequence has no topology/quads") !=
+        std::string::npos);
+}
+
 TEST_CASE("cache: output directory that does not exist is a clear error") {
   TempDir dir;
   CHECK_THROWS_WITH_AS(CacheWriter(dir / "no/such/dir/c.h5", test_provenance()),

@@ -103,6 +103,38 @@ TEST_CASE("load_obj: vertices, face corner forms, negative indices, polygons, ig
   CHECK(e.unpaired_directed == 0);
   CHECK(test::divergence_volume(mesh.vertices, mesh.triangles) ==
         doctest::Approx(1.0).epsilon(1e-15));
+  // Some faces have corners without a `vt`: the texture coordinates are left out as a whole.
+  CHECK(mesh.uv.empty());
+}
+
+TEST_CASE("load_obj: texture coordinates per corner, with seams, negative indices and fans") {
+  TempDir dir;
+  // Two quads folded along the edge 2-3 (x = 1), each its own texture island: vertices 2 and 3
+  // have one coordinate in each quad (a seam). The second quad's corners use relative indices.
+  const fs::path p = dir.write("islands.obj",
+                               "v 0 0 0\nv 0 1 0\nv 1 0 0\nv 1 1 0\nv 1 0 -1\nv 1 1 -1\n"
+                               "vt 0 0\nvt 0.5 0\nvt 0.5 1\nvt 0 1\n"
+                               "f 1/1 3/2 4/3 2/4\n"
+                               "vt 0.5 0\nvt 1 0\nvt 1 1\nvt 0.5\n"  // v defaults to 0
+                               "f 3/-4 5/-3 6/-2 4/-1\n");
+  const SurfaceMesh mesh = load_obj(p);
+  REQUIRE(mesh.triangles.rows() == 4);
+  REQUIRE_FALSE(mesh.uv.empty());
+  REQUIRE(mesh.uv.coordinates.rows() == 8);
+  REQUIRE(mesh.uv.corners.rows() == 4);
+  CHECK(mesh.uv.coordinates.row(2) == Eigen::RowVector2d(0.5, 1));
+  CHECK(mesh.uv.coordinates.row(7) == Eigen::RowVector2d(0.5, 0));
+  // The fan of each quad takes its corners' texture indices with it.
+  CHECK(mesh.uv.corners.row(0) == Eigen::RowVector3i(0, 1, 2));
+  CHECK(mesh.uv.corners.row(1) == Eigen::RowVector3i(0, 2, 3));
+  CHECK(mesh.uv.corners.row(2) == Eigen::RowVector3i(4, 5, 6));
+  CHECK(mesh.uv.corners.row(3) == Eigen::RowVector3i(4, 6, 7));
+  // Vertex 2 (0-based) is corner 1 of triangle 0 and corner 0 of triangle 2: two coordinates.
+  CHECK(mesh.triangles(0, 1) == 2);
+  CHECK(mesh.triangles(2, 0) == 2);
+  CHECK(mesh.uv.coordinates.row(mesh.uv.corners(0, 1)) == Eigen::RowVector2d(0.5, 0));
+  CHECK(mesh.uv.coordinates.row(mesh.uv.corners(2, 0)) == Eigen::RowVector2d(0.5, 0));
+  CHECK(mesh.uv.corners(0, 1) != mesh.uv.corners(2, 0));
 }
 
 TEST_CASE("load_obj: forward references, pentagon fan, numbers with exponents") {
@@ -167,6 +199,16 @@ TEST_CASE("load_obj: malformed files give IoError with file, line, text and expe
       {"texture.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1/x 2 3\n",
        ":4:", "expected an integer for a texture index, got 'x'"},
       {"overflow.obj", "v 0 0 0\nf 1 1 99999999999999999999\n", ":2:", "out of range"},
+      {"vt_range.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nvt 0 0\nf 1/1 2/1 3/2\n",
+       ":5:", "texture index 2 out of range (file has 1 texture coordinates)"},
+      {"vt_zero.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nvt 0 0\nf 1/0 2/1 3/1\n",
+       ":5:", "texture index 0 is invalid"},
+      {"vt_relative.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nvt 0 0\nf 1/-2 2/1 3/1\n", ":5:",
+       "relative texture index -2 points before the first texture coordinate (1 texture "
+       "coordinates read so far)"},
+      {"vt_empty.obj", "v 0 0 0\nvt\n", ":2:", "texture coordinate without a value"},
+      {"vt_number.obj", "v 0 0 0\nvt 0 y\n", ":2:",
+       "expected a number for texture coordinate v, got 'y'"},
       {"empty.obj", "# nothing\n\n", ":2:", "end of file without a vertex"},
   };
   for (const Case& c : cases) {
