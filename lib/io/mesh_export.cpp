@@ -69,6 +69,10 @@ std::string frames_text(const std::vector<std::int64_t>& frames) {
          std::to_string(frames.back());
 }
 
+/// Where the texture coordinates written come from: points/uv, the face-varying uv/ group as it
+/// is, or uv/ turned into one value per vertex (for PLY; only where there is no seam).
+enum class UvSource { None, Vertex, Corner, CornerAsVertex };
+
 /// The plan for one sequence: everything checked, nothing written.
 struct Job {
   std::string sequence;
@@ -81,7 +85,7 @@ struct Job {
   std::vector<std::filesystem::path> files;
   std::vector<std::string> attributes;  // written per vertex
   std::string color;                    // colour attribute, "" for none
-  bool uv = false;                      // points/uv written as texture coordinates
+  UvSource uv = UvSource::None;         // texture coordinates written
   double voxel_size = 0, radius = 0;    // level sets from particles or meshes
 };
 
@@ -214,9 +218,19 @@ class FrameSource {
     }
     for (const auto& a : job.attributes)
       if (!seq.is_per_frame("points/" + a)) static_[a] = seq.read_static<float>("points/" + a);
-    if (job.uv) {
+    if (job.uv == UvSource::Vertex) {
       faces_.uv = seq.read_static<float>("points/uv").matrix();
       require_finite_rows(faces_.uv, where_ + "/points/uv");
+    } else if (job.uv != UvSource::None) {
+      faces_.uv = seq.read_static<float>("uv/coordinates").matrix();
+      require_finite_rows(faces_.uv, where_ + "/uv/coordinates");
+      if (faces_.triangles.rows() > 0) faces_.uv_triangles = seq.uv_corners("triangles");
+      if (faces_.quads.rows() > 0) faces_.uv_quads = seq.uv_corners("quads");
+      if (job.uv == UvSource::CornerAsVertex) {  // the plan found no seam
+        faces_.uv = vertex_uv(faces_, static_cast<Eigen::Index>(seq.point_count())).value();
+        faces_.uv_triangles.resize(0, 3);
+        faces_.uv_quads.resize(0, 4);
+      }
     }
     if (!job.color.empty() && !seq.is_per_frame("points/" + job.color))
       static_[job.color] = seq.read_static<float>("points/" + job.color);
@@ -230,6 +244,8 @@ class FrameSource {
     m.triangles = faces_.triangles;
     m.quads = faces_.quads;
     m.uv = faces_.uv;
+    m.uv_triangles = faces_.uv_triangles;
+    m.uv_quads = faces_.uv_quads;
     return m;
   }
 
@@ -592,11 +608,41 @@ MeshExportResult export_cache(const MeshExportParams& params, const Provenance& 
       }
     }
 
-    // Texture coordinates: a mesh format's vertices are the cache's, so its static points/uv
-    // (docs/cache-format.md) go with them. Another writer's points/uv of another shape is left
-    // out with a note: the export worked before texture coordinates were written, and still does.
-    if (params.uv && source == ExportSource::Mesh && seq.has("points/uv") &&
-        format != ExportFormat::Vdb && format != ExportFormat::Xdmf) {
+    // Texture coordinates: a mesh format's vertices and faces are the cache's, so its
+    // face-varying uv/ or its static points/uv (docs/cache-format.md) go with them. Another
+    // writer's points/uv of another shape is left out with a note: the export worked before
+    // texture coordinates were written, and still does.
+    if (params.uv && source == ExportSource::Mesh && format != ExportFormat::Vdb &&
+        format != ExportFormat::Xdmf && topology != "tetrahedra" && seq.has("uv/coordinates")) {
+      const bool tris = topology != "quads", quads = topology != "triangles";
+      if ((tris && !seq.has("uv/triangles")) || (quads && !seq.has("uv/quads"))) {
+        if (note)
+          note(where + "/uv: not written, it has no uv/" + (tris ? "triangles" : "quads") +
+               " for the sequence's topology/" + (tris ? "triangles" : "quads"));
+      } else if (format == ExportFormat::Ply) {
+        PolygonMesh faces;
+        if (tris) {
+          faces.triangles = seq.topology("triangles");
+          faces.uv_triangles = seq.uv_corners("triangles");
+        }
+        if (quads) {
+          faces.quads = seq.topology("quads");
+          faces.uv_quads = seq.uv_corners("quads");
+        }
+        faces.uv = seq.read_static<float>("uv/coordinates").matrix();
+        Eigen::Index seams = 0;
+        if (vertex_uv(faces, static_cast<Eigen::Index>(seq.point_count()), &seams)) {
+          job.uv = UvSource::CornerAsVertex;
+        } else if (note) {
+          note(where + "/uv: not written to ply: " + std::to_string(seams) +
+               " vertices lie on a seam (two texture coordinates) and PLY holds one per vertex; "
+               "obj and usda keep them");
+        }
+      } else {
+        job.uv = UvSource::Corner;
+      }
+    } else if (params.uv && source == ExportSource::Mesh && seq.has("points/uv") &&
+               format != ExportFormat::Vdb && format != ExportFormat::Xdmf) {
       const Shape shape = seq.shape("points/uv");
       if (seq.is_per_frame("points/uv") || shape.size() != 2 || shape[1] != 2 ||
           shape[0] != seq.point_count()) {
@@ -605,7 +651,7 @@ MeshExportResult export_cache(const MeshExportParams& params, const Provenance& 
                std::to_string(seq.point_count()) + ", 2], got " +
                (seq.is_per_frame("points/uv") ? "per-frame " : "") + shape_string(shape));
       } else {
-        job.uv = true;
+        job.uv = UvSource::Vertex;
       }
     }
 

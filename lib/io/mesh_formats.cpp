@@ -4,6 +4,7 @@
 #include <array>
 #include <bit>
 #include <cstring>
+#include <vector>
 
 #include "core/errors.hpp"
 #include "io/atomic_file.hpp"
@@ -23,16 +24,27 @@ std::string one_line(const std::string& s) {
 
 void check_indices(const std::filesystem::path& path, const PolygonMesh& m) {
   const Eigen::Index n = m.points.rows();
-  if (m.uv.rows() != 0 && m.uv.rows() != n)
+  auto check = [&](const auto& faces, Eigen::Index count, const char* what) {
+    if (faces.size() == 0) return;
+    if (faces.minCoeff() < 0 || faces.maxCoeff() >= count)
+      throw IoError(path.string() + ": " + what + " index outside [0, " + std::to_string(count) +
+                    ")");
+  };
+  check(m.triangles, n, "triangle");
+  check(m.quads, n, "quad");
+  if (m.face_varying_uv()) {
+    if (m.uv_triangles.rows() != m.triangles.rows() || m.uv_quads.rows() != m.quads.rows())
+      throw IoError(path.string() + ": texture coordinates: expected a row of corners per face (" +
+                    std::to_string(m.triangles.rows()) + " triangles, " +
+                    std::to_string(m.quads.rows()) + " quads), got " +
+                    std::to_string(m.uv_triangles.rows()) + " and " +
+                    std::to_string(m.uv_quads.rows()));
+    check(m.uv_triangles, m.uv.rows(), "texture coordinate");
+    check(m.uv_quads, m.uv.rows(), "texture coordinate");
+  } else if (m.uv.rows() != 0 && m.uv.rows() != n) {
     throw IoError(path.string() + ": texture coordinates: expected " + std::to_string(n) +
                   " rows (one per vertex), got " + std::to_string(m.uv.rows()));
-  auto check = [&](const auto& faces, const char* what) {
-    if (faces.size() == 0) return;
-    if (faces.minCoeff() < 0 || faces.maxCoeff() >= n)
-      throw IoError(path.string() + ": " + what + " index outside [0, " + std::to_string(n) + ")");
-  };
-  check(m.triangles, "triangle");
-  check(m.quads, "quad");
+  }
 }
 
 template <class T>
@@ -79,31 +91,63 @@ void write_obj(const std::filesystem::path& path, const PolygonMesh& mesh,
     buf += '\n';
     flush();
   }
-  auto faces = [&](const auto& f) {
+  // `t` holds each corner's texture coordinate: the face-varying indices, or the faces
+  // themselves (vertex i has texture coordinate i).
+  auto faces = [&](const auto& f, const auto& t) {
     for (Eigen::Index i = 0; i < f.rows(); ++i) {
       buf += 'f';
       for (Eigen::Index j = 0; j < f.cols(); ++j) {
         buf += ' ';
         text::append_integer(buf, static_cast<std::int64_t>(f(i, j)) + 1);
-        if (uv) {  // vertex i has texture coordinate i
+        if (uv) {
           buf += '/';
-          text::append_integer(buf, static_cast<std::int64_t>(f(i, j)) + 1);
+          text::append_integer(buf, static_cast<std::int64_t>(t(i, j)) + 1);
         }
       }
       buf += '\n';
       flush();
     }
   };
-  faces(mesh.triangles);
-  faces(mesh.quads);
+  const bool corners = mesh.face_varying_uv();
+  faces(mesh.triangles, corners ? mesh.uv_triangles : mesh.triangles);
+  faces(mesh.quads, corners ? mesh.uv_quads : mesh.quads);
   file.write(buf);
   file.commit();
+}
+
+std::optional<TextureCoordinates> vertex_uv(const PolygonMesh& mesh, Eigen::Index vertex_count,
+                                            Eigen::Index* seam_vertices) {
+  const Eigen::Index n = vertex_count;
+  TextureCoordinates out = TextureCoordinates::Zero(n, 2);
+  std::vector<char> set(static_cast<std::size_t>(n), 0), seam(static_cast<std::size_t>(n), 0);
+  auto visit = [&](const auto& f, const auto& t) {
+    for (Eigen::Index i = 0; i < f.rows(); ++i)
+      for (Eigen::Index j = 0; j < f.cols(); ++j) {
+        const auto v = static_cast<std::size_t>(f(i, j));
+        const auto value = mesh.uv.row(t(i, j));
+        if (!set[v]) {
+          out.row(f(i, j)) = value;
+          set[v] = 1;
+        } else if (out.row(f(i, j)) != value) {
+          seam[v] = 1;
+        }
+      }
+  };
+  visit(mesh.triangles, mesh.uv_triangles);
+  visit(mesh.quads, mesh.uv_quads);
+  const auto seams = static_cast<Eigen::Index>(std::count(seam.begin(), seam.end(), 1));
+  if (seam_vertices) *seam_vertices = seams;
+  if (seams > 0) return std::nullopt;
+  return out;
 }
 
 void write_ply(const std::filesystem::path& path, const PolygonMesh& mesh,
                const std::vector<VertexAttribute>& attributes, const VertexColors* colors,
                const Metadata& metadata) {
   check_indices(path, mesh);
+  if (mesh.face_varying_uv())
+    throw IoError(path.string() + ": PLY holds one texture coordinate per vertex, the mesh has "
+                  "them per face corner");
   const Eigen::Index n = mesh.points.rows();
   for (const auto& a : attributes)
     if (a.values.rows() != n)

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,8 +28,21 @@ struct PolygonMesh {
   Points3 points;         ///< #V by 3, metres
   Triangles triangles;    ///< #T by 3, 0-based, counter-clockwise
   Quads quads;            ///< #Q by 4, 0-based, counter-clockwise
-  TextureCoordinates uv;  ///< #V by 2, or empty: none
+  TextureCoordinates uv;  ///< #V by 2 (per vertex), #M by 2 (face-varying), or empty: none
+  /// Face-varying texture coordinates: one index into `uv` per corner, a row per row of
+  /// `triangles` and of `quads` (docs/cache-format.md, uv/). Both empty: `uv` is per vertex.
+  Triangles uv_triangles;
+  Quads uv_quads;
+
+  bool face_varying_uv() const { return uv_triangles.rows() + uv_quads.rows() > 0; }
 };
+
+/// The per-vertex texture coordinates (#vertex_count by 2) of a mesh with face-varying ones when
+/// every vertex has one value at all its corners (vertices on no face get (0, 0)); std::nullopt
+/// when some vertex lies on a seam. `seam_vertices`, if given, receives the number of such
+/// vertices. The mesh's points are not used. @pre face indices < vertex_count.
+std::optional<TextureCoordinates> vertex_uv(const PolygonMesh& mesh, Eigen::Index vertex_count,
+                                            Eigen::Index* seam_vertices = nullptr);
 
 /// Ordered key/value text recorded in an output ("generator", "config", "source", ...).
 using Metadata = std::vector<std::pair<std::string, std::string>>;
@@ -43,8 +57,9 @@ struct VertexAttribute {
 using VertexColors = Eigen::Matrix<std::uint8_t, Eigen::Dynamic, 3, Eigen::RowMajor>;
 
 /// Writes an OBJ: metadata as `# key: value` comments, `o <object_name>`, `v x y z` per vertex
-/// (shortest text that reads back to the same float), with texture coordinates `vt u v` per vertex
-/// and `f a/a b/b c/c`, else `f a b c` (1-based). Throws IoError.
+/// (shortest text that reads back to the same float), with texture coordinates `vt u v` (one per
+/// vertex, or the face-varying values) and `f a/ta b/tb c/tc`, else `f a b c` (1-based).
+/// Throws IoError.
 void write_obj(const std::filesystem::path& path, const PolygonMesh& mesh,
                const std::string& object_name, const Metadata& metadata = {});
 
@@ -54,7 +69,8 @@ void write_obj(const std::filesystem::path& path, const PolygonMesh& mesh,
 /// per attribute component (`<name>` for C = 1, `<name>_0`..`<name>_{C-1}` otherwise; for a
 /// "normal" attribute with C = 3: nx, ny, nz), optional uchar red/green/blue, and `element face`
 /// with `list uchar int vertex_indices` (omitted for a point cloud). Metadata as `comment key:
-/// value` lines. @pre every attribute and `colors` (if not null) has #V rows.
+/// value` lines. @pre every attribute and `colors` (if not null) has #V rows; texture coordinates
+/// per vertex (PLY has no face-varying values: see vertex_uv).
 void write_ply(const std::filesystem::path& path, const PolygonMesh& mesh,
                const std::vector<VertexAttribute>& attributes = {},
                const VertexColors* colors = nullptr, const Metadata& metadata = {});

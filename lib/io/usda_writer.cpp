@@ -173,19 +173,39 @@ void UsdaWriter::write_frame(double time_code, const PolygonMesh& mesh,
     // USD culls the back of a single-sided mesh: a sheet (a mesh with a border) shows both sides.
     if (has_border(mesh)) static_faces_ += "        uniform bool doubleSided = 1\n";
     // Texture coordinates of a fixed topology: static, under the name USD's shading expects.
+    // Face-varying ones are indexed, one index per entry of faceVertexIndices.
     if (mesh.uv.rows() != 0) {
-      if (mesh.uv.rows() != n)
-        throw IoError(path_.string() + ": texture coordinates: expected " + std::to_string(n) +
-                      " rows, got " + std::to_string(mesh.uv.rows()));
+      const bool corners = mesh.face_varying_uv();
+      if (corners ? mesh.uv_triangles.rows() != mesh.triangles.rows() ||
+                        mesh.uv_quads.rows() != mesh.quads.rows()
+                  : mesh.uv.rows() != n)
+        throw IoError(path_.string() + ": texture coordinates: expected " +
+                      (corners ? "a row of corners per face" : std::to_string(n) + " rows"));
       static_faces_ += "        texCoord2f[] primvars:st = [";
-      for (Eigen::Index i = 0; i < n; ++i) {
+      for (Eigen::Index i = 0; i < mesh.uv.rows(); ++i) {
         static_faces_ += i ? ", (" : "(";
         text::append_number(static_faces_, mesh.uv(i, 0));
         static_faces_ += ", ";
         text::append_number(static_faces_, mesh.uv(i, 1));
         static_faces_ += ')';
       }
-      static_faces_ += "] (\n            interpolation = \"vertex\"\n        )\n";
+      static_faces_ += std::string("] (\n            interpolation = \"") +
+                       (corners ? "faceVarying" : "vertex") + "\"\n        )\n";
+      if (corners) {
+        std::string st = "[";
+        bool first_corner = true;
+        auto add = [&](const auto& t) {
+          for (Eigen::Index i = 0; i < t.rows(); ++i)
+            for (Eigen::Index j = 0; j < t.cols(); ++j) {
+              if (!first_corner) st += ", ";
+              first_corner = false;
+              text::append_integer(st, t(i, j));
+            }
+        };
+        add(mesh.uv_triangles);
+        add(mesh.uv_quads);
+        static_faces_ += "        int[] primvars:st:indices = " + st + "]\n";
+      }
     }
   }
 

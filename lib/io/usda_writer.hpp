@@ -16,8 +16,8 @@
 ///                                                     changes per frame, e.g. water)
 ///       point3f[] points.timeSamples, float3[] extent.timeSamples
 ///       primvars:<attribute> (interpolation = "vertex"), primvars:displayColor,
-///       texCoord2f[] primvars:st (static, vertex interpolation) for a mesh with texture
-///       coordinates
+///       texCoord2f[] primvars:st (static; vertex interpolation, or faceVarying with
+///       int[] primvars:st:indices) for a mesh with texture coordinates
 ///   } }
 ///
 /// Frames stream: each time-sampled attribute is spooled to its own temporary file beside the

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <regex>
+#include <set>
 
 #include "core/errors.hpp"
 #include "io/mesh_export.hpp"
@@ -469,4 +470,127 @@ TEST_CASE("export: texture coordinates of another shape are left out with a note
                   cache.string() +
                       ": /sequences/sheet/points/uv: not written, expected static texture "
                       "coordinates [20, 2], got [20, 3]") != notes.end());
+}
+
+namespace {
+
+/// A cache with the cloth sheet and face-varying texture coordinates, one entry per triangle
+/// corner: the sheet's own (u, v), shifted by `shift` in u on the second half of the triangles.
+/// shift != 0 makes the vertices both halves share a seam (two coordinates each).
+void write_seam_cache(const std::filesystem::path& path, float shift) {
+  const Triangles tris = test::cloth_triangles();
+  FaceVaryingUv uv;
+  uv.coordinates.resize(3 * tris.rows(), 2);
+  uv.corners.resize(tris.rows(), 3);
+  for (Eigen::Index t = 0; t < tris.rows(); ++t)
+    for (int c = 0; c < 3; ++c) {
+      const Eigen::Index k = 3 * t + c;
+      uv.coordinates.row(k) = test::cloth_uv(tris(t, c)).cast<double>().transpose();
+      if (2 * t >= tris.rows()) uv.coordinates(k, 0) += shift;
+      uv.corners(t, c) = static_cast<int>(k);
+    }
+  CacheWriter w(path, {"export-test 1", "export-test", "{}", ""});
+  auto& s = w.add_sequence("sheet", {24.0, 3});
+  s.write_static("topology/triangles", view(tris));
+  write_face_uv(s, uv);
+  for (int f = 1; f <= 2; ++f)
+    s.append_frame(f, (f - 1) / 24.0, {{"points/position", view(test::cloth_frame(f))}});
+  w.commit();
+}
+
+/// The expected (u, v) of corner c of triangle t in write_seam_cache's cache.
+Eigen::Vector2d seam_uv(Eigen::Index t, int c, float shift) {
+  const Triangles tris = test::cloth_triangles();
+  Eigen::Vector2d uv = test::cloth_uv(tris(t, c)).cast<double>();
+  if (2 * t >= tris.rows()) uv[0] += shift;
+  return uv;
+}
+
+}  // namespace
+
+TEST_CASE("export: face-varying texture coordinates go to OBJ and USDA as they are, seams kept") {
+  TempDir dir;
+  const auto cache = dir / "seams.h5";
+  write_seam_cache(cache, 1.0f);
+  const Triangles tris = test::cloth_triangles();
+  MeshExportParams p;
+  p.input = cache;
+  p.output = dir / "sheet.####.obj";
+  export_cache(p, kProvenance);
+  const auto obj = test::read_obj(dir / "sheet.0002.obj");
+  // Each corner's vt is the cache's value for that corner (exact: float32 text), so a vertex on
+  // the seam has one value in each half.
+  REQUIRE(obj.vt.size() == static_cast<std::size_t>(3 * tris.rows()));
+  REQUIRE(obj.ft.size() == static_cast<std::size_t>(tris.rows()));
+  for (Eigen::Index t = 0; t < tris.rows(); ++t)
+    for (int c = 0; c < 3; ++c) {
+      CHECK(obj.f[t][c] == tris(t, c));
+      CHECK(obj.vt[obj.ft[t][c]].cast<float>() == seam_uv(t, c, 1.0f).cast<float>());
+    }
+  // The USD layer: indexed faceVarying values, one index per entry of faceVertexIndices.
+  p.output = dir / "sheet.usda";
+  export_cache(p, kProvenance);
+  const auto layer = test::read_usda(dir / "sheet.usda");
+  const auto* mesh = layer.prims.at(0).child("sheet");
+  REQUIRE(mesh);
+  const auto& st = mesh->attributes.at("primvars:st");
+  CHECK(st.type == "texCoord2f[]");
+  CHECK(st.metadata.at("interpolation").text == "faceVarying");
+  const auto& indices = mesh->attributes.at("primvars:st:indices");
+  CHECK(indices.type == "int[]");
+  const auto& fvi = mesh->attributes.at("faceVertexIndices").value.items;
+  REQUIRE(indices.value.items.size() == fvi.size());
+  for (Eigen::Index t = 0; t < tris.rows(); ++t)
+    for (int c = 0; c < 3; ++c) {
+      const auto k = static_cast<std::size_t>(3 * t + c);
+      CHECK(fvi[k].number == tris(t, c));
+      const auto& value = st.value.items.at(static_cast<std::size_t>(indices.value.items[k].number));
+      CHECK(Eigen::Vector2d(value.items[0].number, value.items[1].number).cast<float>() ==
+            seam_uv(t, c, 1.0f).cast<float>());
+    }
+  // The OBJ beside a point cache is what a DCC tool textures: it keeps them too.
+  p.output = dir / "sheet.pc2";
+  export_cache(p, kProvenance);
+  CHECK(test::read_obj(dir / "sheet.obj").vt.size() == obj.vt.size());
+}
+
+TEST_CASE("export: PLY takes face-varying texture coordinates per vertex, or leaves seams out") {
+  TempDir dir;
+  const Triangles tris = test::cloth_triangles();
+  MeshExportParams p;
+  p.output = dir / "sheet.####.ply";
+  p.frames = {1};
+  std::vector<std::string> notes;
+  const auto collect = [&](const std::string& n) { notes.push_back(n); };
+
+  // Without a seam every vertex has one value at all its corners: PLY's s, t.
+  p.input = dir / "seamless.h5";
+  write_seam_cache(p.input, 0.0f);
+  export_cache(p, kProvenance, {}, collect);
+  CHECK(notes.empty());
+  const auto ply = test::read_ply(dir / "sheet.0001.ply");
+  for (int i = 0; i < test::kClothNx * test::kClothNz; ++i) {
+    CHECK(ply.vertex.at("s")[i] == test::cloth_uv(i)[0]);
+    CHECK(ply.vertex.at("t")[i] == test::cloth_uv(i)[1]);
+  }
+
+  // With one, the file is written without them and the note counts the seam's vertices: those
+  // the two halves of the triangles share.
+  p.input = dir / "seams.h5";
+  write_seam_cache(p.input, 1.0f);
+  std::set<int> first, shared;
+  for (Eigen::Index t = 0; 2 * t < tris.rows(); ++t)
+    for (int c = 0; c < 3; ++c) first.insert(tris(t, c));
+  for (Eigen::Index t = (tris.rows() + 1) / 2; t < tris.rows(); ++t)
+    for (int c = 0; c < 3; ++c)
+      if (first.count(tris(t, c))) shared.insert(tris(t, c));
+  REQUIRE_FALSE(shared.empty());
+  export_cache(p, kProvenance, {}, collect);
+  CHECK(test::read_ply(dir / "sheet.0001.ply").vertex_properties ==
+        std::vector<std::string>{"x", "y", "z"});
+  REQUIRE(notes.size() == 1);
+  CHECK(notes[0] == p.input.string() + ": /sequences/sheet/uv: not written to ply: " +
+                        std::to_string(shared.size()) +
+                        " vertices lie on a seam (two texture coordinates) and PLY holds one per "
+                        "vertex; obj and usda keep them");
 }
