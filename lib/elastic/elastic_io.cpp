@@ -537,6 +537,7 @@ SimulationReport simulate_to_cache(Scene& scene, const SceneConfig& config,
     embedded_positions(b.render, b.rest, rest_surface);
     s.write_static("rest/position", io::view(rest_surface));
     s.write_static("topology/triangles", io::view(b.render.triangles));
+    io::write_face_uv(s, b.render.uv);
     s.set_attribute("source", std::string(bc.render.type == "obj" ? "embedded" : "boundary"));
     s.set_attribute("particles", b.name + "_particles");
     surface[bi] = &s;

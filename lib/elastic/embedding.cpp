@@ -44,6 +44,7 @@ Embedding embed_surface(const TetMesh& mesh, const SurfaceMesh& surface) {
   e.particles.resize(static_cast<Eigen::Index>(nv), 4);
   e.weights.resize(static_cast<Eigen::Index>(nv), 4);
   e.triangles = surface.triangles;
+  e.uv = surface.uv;
   std::vector<double> outside(nv, 0.0);
   parallel_for(nv, 64, [&](std::size_t begin, std::size_t end) {
     for (std::size_t v = begin; v < end; ++v) {

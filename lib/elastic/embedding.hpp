@@ -21,6 +21,9 @@ struct Embedding {
   Eigen::Matrix<double, Eigen::Dynamic, 4, Eigen::RowMajor> weights;
   /// #T by 3 triangles of the render mesh, indexing render vertices.
   Triangles triangles;
+  /// The render mesh's texture coordinates per triangle corner (carried to the exported surface),
+  /// or empty.
+  FaceVaryingUv uv;
   /// Largest distance (metres) from a render vertex to the point of its tet with the clamped
   /// barycentric coordinates (0 when every vertex is inside a tet); at least the vertex's
   /// distance to the tet mesh.

@@ -13,6 +13,7 @@
 
 #include "io/cache.hpp"
 #include "support/file_bytes.hpp"
+#include "support/format_readers.hpp"
 #include "support/process.hpp"
 
 using datadyn::test::file_bytes;
@@ -326,4 +327,57 @@ TEST_CASE("sm-example-sim: a dry run says what it would do, in words for one or 
   CHECK(r.out.find("would simulate 1 body to frame 3 and write 3 frames to ") != std::string::npos);
   CHECK(r.err.find("1 example, 1 group, 0 pinned") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(dir / "b.h5"));
+}
+
+TEST_CASE("sm-example-sim: the render mesh's texture coordinates reach the exported OBJ, seams kept") {
+  TempDir dir;
+  // A box inside the cylinder lattice, each face its own texture island (24 texture coordinates
+  // on 8 vertices: every vertex is on a seam), written as quads.
+  {
+    std::ofstream obj(dir / "box.obj");
+    for (int k = 0; k < 8; ++k)
+      obj << "v " << (k & 1 ? 0.15 : -0.15) << ' ' << (k & 2 ? 0.65 : 0.35) << ' '
+          << (k & 4 ? 0.15 : -0.15) << '\n';
+    const int faces[6][4] = {{0, 1, 3, 2}, {4, 6, 7, 5}, {0, 4, 5, 1},
+                             {2, 3, 7, 6}, {0, 2, 6, 4}, {1, 5, 7, 3}};
+    for (int f = 0; f < 6; ++f)
+      for (const auto& [u, v] : {std::pair{0.0, 0.0}, {1.0, 0.0}, {1.0, 1.0}, {0.0, 1.0}})
+        obj << "vt " << (f + u) / 6.0 << ' ' << v << '\n';
+    for (int f = 0; f < 6; ++f) {
+      obj << 'f';
+      for (int c = 0; c < 4; ++c) obj << ' ' << faces[f][c] + 1 << '/' << 4 * f + c + 1;
+      obj << '\n';
+    }
+  }
+  std::ofstream(dir / "box.json")
+      << R"({"frames": 3, "bodies": [{"name": "box",
+            "mesh": {"type": "cylinder", "radius": 0.25, "height": 1.0, "rings": 2,
+                     "segments": 12, "layers": 8},
+            "render": {"type": "obj", "file": "box.obj"}}]})";
+  auto r = run_command(kSim + " -q -c " + (dir / "box.json").string() + " -o " +
+                       (dir / "box.h5").string());
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  r = run_command(std::string(DATADYN_BIN_DIR) + "/mesh-export -q -i " +
+                  (dir / "box.h5").string() + " --sequence box -o " +
+                  (dir / "box.####.obj").string());
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  // Each exported corner has the texture coordinate the artist's file gave it (the shortest
+  // float32 text; the file's values are at most 1, where float32 rounds by 6e-8).
+  const auto in = datadyn::test::read_obj(dir / "box.obj");
+  const auto out = datadyn::test::read_obj(dir / "box.0003.obj");
+  REQUIRE(out.f.size() == 12);  // the quads as two triangles each
+  REQUIRE(out.ft.size() == 12);
+  for (std::size_t t = 0; t < 12; ++t) {
+    const std::size_t quad = t / 2;
+    const int corners[2][3] = {{0, 1, 2}, {0, 2, 3}};
+    for (int c = 0; c < 3; ++c) {
+      const int qc = corners[t % 2][c];
+      CHECK(out.f[t][c] == in.f[quad][qc]);
+      CHECK((out.vt.at(out.ft[t][c]) - in.vt.at(in.ft[quad][qc])).cwiseAbs().maxCoeff() < 1e-7);
+    }
+  }
+  // The body moved (fell) between the frames while its texture stayed.
+  CHECK((out.v[0] - datadyn::test::read_obj(dir / "box.0001.obj").v[0]).norm() > 1e-3);
 }
