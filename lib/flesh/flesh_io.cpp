@@ -33,6 +33,7 @@ struct LoadedSequence {
   std::vector<double> times;
   std::vector<std::int64_t> numbers;  ///< the cache's frame numbers
   Triangles triangles;
+  FaceVaryingUv uv;  ///< texture coordinates of the triangles' corners, carried to outputs
   Points3 rest;
 };
 
@@ -82,6 +83,7 @@ LoadedSequence load_sequence(const io::CacheReader& cache, const std::string& na
   out.times = s.times();
   out.numbers = s.frames();
   if (s.has("topology/triangles")) out.triangles = s.topology("triangles");
+  out.uv = io::read_face_uv(s);
   if (s.has("rest/position")) out.rest = s.read_static<double>("rest/position").matrix();
   return out;
 }
@@ -103,12 +105,13 @@ void check_pair(const LoadedSequence& target, const LoadedSequence& truth) {
 
 void write_points_sequence(io::CacheWriter& w, const std::string& name, double frame_rate,
                            const std::vector<Points3>& frames, const std::vector<double>& times,
-                           const Points3& rest, const Triangles& triangles,
-                           const io::Attributes& attributes = {}) {
+                           const Points3& rest, const Triangles& triangles, const FaceVaryingUv& uv,
+                           const io::Attributes& attributes) {
   auto& s = w.add_sequence(name, {frame_rate, 3});
   for (const auto& [k, v] : attributes) s.set_attribute(k, v);
   if (rest.rows() > 0) s.write_static("rest/position", io::view(rest));
   if (triangles.rows() > 0) s.write_static("topology/triangles", io::view(triangles));
+  io::write_face_uv(s, uv);
   for (std::size_t f = 0; f < frames.size(); ++f)  // frame 1 at t = 0, as in every tool
     s.append_frame(static_cast<std::int64_t>(f) + 1, times[f],
                    {{"points/position", io::view(frames[f])}});
@@ -155,6 +158,14 @@ FleshBody skinned_mesh_body(const MeshBodyConfig& m, const FleshSimulationParams
     body.mesh = tetrahedralize_surface(surface, options);
   } catch (const IoError& e) {
     throw IoError(m.file + ": " + e.what());
+  }
+  // The file's surface is what gets written: TetGen keeps the input vertices first and in order,
+  // so the welded triangles index the tet mesh's vertices. Their texture coordinates stay per
+  // corner: the file's split vertices are where they change.
+  body.surface = surface.triangles;
+  if (skin.uv.rows() > 0) {
+    body.surface_uv.coordinates = skin.uv;
+    body.surface_uv.corners = skin.triangles;
   }
   const Eigen::MatrixXd inside =
       nearest_vertex_weights(surface.vertices, weights, body.mesh.vertices);
@@ -355,11 +366,12 @@ void run_simulate(app::Context& ctx) {
   const io::Attributes attrs = {{"motion", c.sim.motion.kind},
                                 {"amplitude", p.motion.amplitude},
                                 {"frequency", p.motion.frequency}};
-  write_points_sequence(w, "skinned", p.frame_rate, r.skinned, r.times, r.rest, r.triangles, attrs);
-  write_points_sequence(w, "quasistatic", p.frame_rate, r.quasistatic, r.times, r.rest, r.triangles,
+  write_points_sequence(w, "skinned", p.frame_rate, r.skinned, r.times, r.rest, r.triangles, r.uv,
                         attrs);
+  write_points_sequence(w, "quasistatic", p.frame_rate, r.quasistatic, r.times, r.rest, r.triangles,
+                        r.uv, attrs);
   if (p.dynamic)
-    write_points_sequence(w, "dynamic", p.frame_rate, r.dynamic, r.times, r.rest, r.triangles,
+    write_points_sequence(w, "dynamic", p.frame_rate, r.dynamic, r.times, r.rest, r.triangles, r.uv,
                           attrs);
   w.commit();
 }
@@ -484,6 +496,7 @@ void run_fit(app::Context& ctx) {
     s.write_static("rest/position", io::view(rest));
     if (targets[0].triangles.rows() > 0)
       s.write_static("topology/triangles", io::view(targets[0].triangles));
+    io::write_face_uv(s, targets[0].uv);
     s.write_static("points/ks", io::view(ks));
     s.write_static("points/kd", io::view(kd));
     s.write_static("points/kd2_minus_4ks", io::view(indicator));
@@ -603,6 +616,7 @@ void run_apply(app::Context& ctx) {
     if (target.rest.rows() == N) s.write_static("rest/position", io::view(target.rest));
     if (target.triangles.rows() > 0)
       s.write_static("topology/triangles", io::view(target.triangles));
+    io::write_face_uv(s, target.uv);
     for (std::size_t k = 0; k < r.positions.size(); ++k)
       s.append_frame(static_cast<std::int64_t>(k) + 1, target.times[0] + r.times[k],
                      {{"points/position", io::view(r.positions[k])}});

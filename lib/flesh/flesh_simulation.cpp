@@ -294,19 +294,33 @@ FleshSimulationResult simulate_body(const FleshBody& body, const FleshSimulation
   const int pinned_count = static_cast<int>(std::count(pinned.begin(), pinned.end(), true));
   if (pinned_count == 0) throw RunError("flesh simulation: no vertex follows the bones");
 
-  // Surface vertices and triangles renumbered to them.
-  const Triangles boundary = boundary_triangles(mesh.tets);
+  // Surface vertices and triangles renumbered to them: the body's own surface (its vertices in
+  // index order), else the tet mesh's boundary.
+  const bool own = body.surface.rows() > 0;
+  const Triangles boundary = own ? body.surface : boundary_triangles(mesh.tets);
   std::vector<int> surface_index(static_cast<std::size_t>(V), -1);
   std::vector<Eigen::Index> surface;
-  for (Eigen::Index t = 0; t < boundary.rows(); ++t)
-    for (int c = 0; c < 3; ++c) {
-      const int v = boundary(t, c);
-      if (surface_index[static_cast<std::size_t>(v)] < 0) {
+  if (own) {
+    DATADYN_CHECK(boundary.minCoeff() >= 0 && boundary.maxCoeff() < V);
+    for (Eigen::Index t = 0; t < boundary.rows(); ++t)
+      for (int c = 0; c < 3; ++c) surface_index[static_cast<std::size_t>(boundary(t, c))] = 0;
+    for (Eigen::Index v = 0; v < V; ++v)
+      if (surface_index[static_cast<std::size_t>(v)] == 0) {
         surface_index[static_cast<std::size_t>(v)] = static_cast<int>(surface.size());
         surface.push_back(v);
       }
-    }
+  } else {
+    for (Eigen::Index t = 0; t < boundary.rows(); ++t)
+      for (int c = 0; c < 3; ++c) {
+        const int v = boundary(t, c);
+        if (surface_index[static_cast<std::size_t>(v)] < 0) {
+          surface_index[static_cast<std::size_t>(v)] = static_cast<int>(surface.size());
+          surface.push_back(v);
+        }
+      }
+  }
   FleshSimulationResult out;
+  if (own) out.uv = body.surface_uv;
   out.tet_vertices = static_cast<int>(V);
   out.tets = static_cast<int>(mesh.tets.rows());
   out.pinned = pinned_count;

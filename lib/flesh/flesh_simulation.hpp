@@ -14,6 +14,7 @@
 #include <Eigen/Core>
 
 #include "core/progress.hpp"
+#include "core/surface_mesh.hpp"
 #include "core/tet_mesh.hpp"
 #include "core/types.hpp"
 #include "flesh/skinning.hpp"
@@ -53,6 +54,7 @@ struct FleshSimulationParams {
 struct FleshSimulationResult {
   Points3 rest;                      ///< #S by 3 rest positions of the surface vertices (m)
   Triangles triangles;               ///< #T by 3 outward surface triangles into rest
+  FaceVaryingUv uv;                  ///< the body's surface texture coordinates, or empty
   std::vector<Points3> skinned;      ///< F frames of #S by 3: skinning only
   std::vector<Points3> quasistatic;  ///< F frames: static equilibrium under the frame's bones
   std::vector<Points3> dynamic;      ///< F frames: backward Euler (the ground truth); none
@@ -67,6 +69,11 @@ struct FleshBody {
   TetMesh mesh;                           ///< rest positions (m) and positively oriented tets
   std::vector<bool> pinned;               ///< #V: follows the skin (Dirichlet)
   std::function<Points3(double t)> skin;  ///< #V by 3 skinned positions (m) at t (s)
+  /// The surface to write: triangles (with their texture coordinates, if any) indexing mesh
+  /// vertices, its vertices taken in index order. No triangles: the tet mesh's boundary, its
+  /// vertices in the order the boundary first meets them.
+  Triangles surface;
+  FaceVaryingUv surface_uv;
 };
 
 /// Backward Euler and the quasistatic solve of every frame for any body (the material, solver

@@ -94,6 +94,11 @@ LoadedSkin load_skin_animation(const std::filesystem::path& path,
       throw IoError(path.string() + ": face " + std::to_string(f) + " is not a triangle");
     for (int c = 0; c < 3; ++c) out.triangles(f, c) = static_cast<int>(mesh->mFaces[f].mIndices[c]);
   }
+  if (mesh->HasTextureCoords(0)) {
+    out.uv.resize(mesh->mNumVertices, 2);
+    for (unsigned v = 0; v < mesh->mNumVertices; ++v)
+      out.uv.row(v) << mesh->mTextureCoords[0][v].x, mesh->mTextureCoords[0][v].y;
+  }
   out.weights = Eigen::MatrixXd::Zero(mesh->mNumVertices, mesh->mNumBones);
   const aiAnimation* anim = scene->mNumAnimations > 0 ? scene->mAnimations[0] : nullptr;
   const double tps = anim && anim->mTicksPerSecond > 0 ? anim->mTicksPerSecond : 1.0;

@@ -16,8 +16,11 @@
 namespace datadyn::flesh {
 
 struct LoadedSkin {
-  Points3 rest;             ///< #V by 3 bind-pose positions of the first skinned mesh (file units)
-  Triangles triangles;      ///< #T by 3
+  Points3 rest;         ///< #V by 3 bind-pose positions of the first skinned mesh (file units)
+  Triangles triangles;  ///< #T by 3
+  /// #V by 2 texture coordinates of the first UV channel, or no rows: the mesh has none. Files
+  /// split vertices where these change, so they are one per vertex here.
+  Eigen::Matrix<double, Eigen::Dynamic, 2, Eigen::RowMajor> uv;
   Eigen::MatrixXd weights;  ///< #V by #B vertex weights (rows as stored; glTF rows sum to 1)
   /// #B skinning transforms S_j = G_j(t) B_j^{-1} (global joint transform at t times the inverse
   /// bind matrix), with G_j from the first animation sampled at t (linear keys, slerped

@@ -146,7 +146,8 @@ void write_ply(const std::filesystem::path& path, const PolygonMesh& mesh,
                const Metadata& metadata) {
   check_indices(path, mesh);
   if (mesh.face_varying_uv())
-    throw IoError(path.string() + ": PLY holds one texture coordinate per vertex, the mesh has "
+    throw IoError(path.string() +
+                  ": PLY holds one texture coordinate per vertex, the mesh has "
                   "them per face corner");
   const Eigen::Index n = mesh.points.rows();
   for (const auto& a : attributes)

@@ -132,8 +132,9 @@ long long resolve_index(const LineReader& reader, long long index, long long cou
   if (index == 0) reader.fail(what + " index 0 is invalid (OBJ indices start at 1)");
   const long long resolved = index > 0 ? index - 1 : count + index;
   if (index < 0 && resolved < 0)
-    reader.fail("relative " + what + " index " + std::to_string(index) + " points before the first " +
-                item + " (" + std::to_string(count) + " " + items + " read so far)");
+    reader.fail("relative " + what + " index " + std::to_string(index) +
+                " points before the first " + item + " (" + std::to_string(count) + " " + items +
+                " read so far)");
   return resolved;
 }
 
@@ -158,8 +159,8 @@ SurfaceMesh parse_obj(LineReader& reader) {
       // `vt u [v [w]]`: v defaults to 0 as the format says; w (3D textures) is ignored.
       if (tokens.size() < 2) reader.fail("texture coordinate without a value, expected 'vt u v'");
       uv_coords.push_back(parse_double(reader, tokens[1], "texture coordinate u"));
-      uv_coords.push_back(tokens.size() > 2 ? parse_double(reader, tokens[2], "texture coordinate v")
-                                            : 0.0);
+      uv_coords.push_back(
+          tokens.size() > 2 ? parse_double(reader, tokens[2], "texture coordinate v") : 0.0);
     } else if (keyword == "f") {
       const long long vertex_count = static_cast<long long>(coords.size() / 3);
       const long long uv_count = static_cast<long long>(uv_coords.size() / 2);
@@ -185,12 +186,13 @@ SurfaceMesh parse_obj(LineReader& reader) {
           if (!parts[p].empty()) {
             const long long index =
                 parse_integer(reader, parts[p], p == 1 ? "a texture index" : "a normal index");
-            if (p == 1) uv = resolve_index(reader, index, uv_count, "texture", "texture coordinate",
-                                   "texture coordinates");
+            if (p == 1)
+              uv = resolve_index(reader, index, uv_count, "texture", "texture coordinate",
+                                 "texture coordinates");
           }
         corners.push_back(resolve_index(reader,
-                                       parse_integer(reader, parts[0], "a face vertex index"),
-                                       vertex_count, "face", "vertex", "vertices"));
+                                        parse_integer(reader, parts[0], "a face vertex index"),
+                                        vertex_count, "face", "vertex", "vertices"));
         uv_corners.push_back(uv);
       }
       if (corners.size() < 3)
@@ -232,8 +234,9 @@ SurfaceMesh parse_obj(LineReader& reader) {
       textured = textured && uv >= 0;
     }
   if (textured) {
-    mesh.uv.coordinates = Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, 2, Eigen::RowMajor>>(
-        uv_coords.data(), static_cast<Eigen::Index>(uv_count), 2);
+    mesh.uv.coordinates =
+        Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, 2, Eigen::RowMajor>>(
+            uv_coords.data(), static_cast<Eigen::Index>(uv_count), 2);
     mesh.uv.corners.resize(mesh.triangles.rows(), 3);
     for (std::size_t t = 0; t < triangles.size(); ++t)
       for (int c = 0; c < 3; ++c)

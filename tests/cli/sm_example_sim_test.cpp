@@ -329,7 +329,8 @@ TEST_CASE("sm-example-sim: a dry run says what it would do, in words for one or 
   CHECK_FALSE(std::filesystem::exists(dir / "b.h5"));
 }
 
-TEST_CASE("sm-example-sim: the render mesh's texture coordinates reach the exported OBJ, seams kept") {
+TEST_CASE(
+    "sm-example-sim: the render mesh's texture coordinates reach the exported OBJ, seams kept") {
   TempDir dir;
   // A box inside the cylinder lattice, each face its own texture island (24 texture coordinates
   // on 8 vertices: every vertex is on a seam), written as quads.
@@ -349,8 +350,7 @@ TEST_CASE("sm-example-sim: the render mesh's texture coordinates reach the expor
       obj << '\n';
     }
   }
-  std::ofstream(dir / "box.json")
-      << R"({"frames": 3, "bodies": [{"name": "box",
+  std::ofstream(dir / "box.json") << R"({"frames": 3, "bodies": [{"name": "box",
             "mesh": {"type": "cylinder", "radius": 0.25, "height": 1.0, "rings": 2,
                      "segments": 12, "layers": 8},
             "render": {"type": "obj", "file": "box.obj"}}]})";
@@ -358,9 +358,8 @@ TEST_CASE("sm-example-sim: the render mesh's texture coordinates reach the expor
                        (dir / "box.h5").string());
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
-  r = run_command(std::string(DATADYN_BIN_DIR) + "/mesh-export -q -i " +
-                  (dir / "box.h5").string() + " --sequence box -o " +
-                  (dir / "box.####.obj").string());
+  r = run_command(std::string(DATADYN_BIN_DIR) + "/mesh-export -q -i " + (dir / "box.h5").string() +
+                  " --sequence box -o " + (dir / "box.####.obj").string());
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   // Each exported corner has the texture coordinate the artist's file gave it (the shortest

@@ -11,7 +11,9 @@
 #include <nlohmann/json.hpp>
 
 #include "core/types.hpp"
+#include "flesh/skin_loader_io.hpp"
 #include "io/cache.hpp"
+#include "support/format_readers.hpp"
 #include "support/h5_poke.hpp"
 #include "support/process.hpp"
 
@@ -431,6 +433,63 @@ TEST_CASE("spring-fit: simulate a rigged mesh from a file, tetrahedralised, with
   CHECK(moved > 0.05);
   CHECK(lag > 1e-4);
   CHECK(lag < 0.1);
+  {
+    // The surface is the file's: triangle t is the file's face t, welded, and each corner keeps
+    // the file's texture coordinates (float32 in the cache: 1e-7 on values of order 1), so the
+    // seams of its UV map stay where they were. Positions: 0.1 m per unit, welded to 1e-6 of
+    // the mesh size.
+    const datadyn::flesh::LoadedSkin file = datadyn::flesh::load_skin(fbx, 0.0);
+    REQUIRE(file.uv.rows() == file.rest.rows());
+    REQUIRE(tris.rows() == file.triangles.rows());
+    const auto rest = skinned.read_static<double>("rest/position").matrix();
+    const datadyn::FaceVaryingUv uv = datadyn::io::read_face_uv(skinned);
+    REQUIRE(uv.corners.rows() == tris.rows());
+    const double size =
+        0.1 * (file.rest.colwise().maxCoeff() - file.rest.colwise().minCoeff()).norm();
+    int seam_corners = 0;
+    for (Eigen::Index t = 0; t < tris.rows(); ++t)
+      for (int k = 0; k < 3; ++k) {
+        const int v = file.triangles(t, k);
+        CHECK((rest.row(tris(t, k)) - 0.1 * file.rest.row(v)).norm() < 1e-5 * size);
+        CHECK((uv.coordinates.row(uv.corners(t, k)) - file.uv.row(v)).cwiseAbs().maxCoeff() < 1e-7);
+        for (Eigen::Index s = 0; s < t; ++s)  // the same welded vertex, another value: a seam
+          for (int d = 0; d < 3; ++d)
+            if (tris(s, d) == tris(t, k) &&
+                uv.coordinates.row(uv.corners(s, d)) != uv.coordinates.row(uv.corners(t, k)))
+              ++seam_corners;
+      }
+    MESSAGE("corners meeting another value at their vertex: " << seam_corners);
+    CHECK(seam_corners > 0);  // the file has seams, and they survive the welding
+    // mesh-export writes them per corner.
+    r = run_command(std::string(DATADYN_BIN_DIR) + "/mesh-export -q -i " + (dir / "m.h5").string() +
+                    " --sequence dynamic --frames 1 -o " + (dir / "m.####.obj").string());
+    REQUIRE(r.exit_code == 0);
+    const auto obj = datadyn::test::read_obj(dir / "m.0001.obj");
+    REQUIRE(obj.ft.size() == static_cast<std::size_t>(tris.rows()));
+    for (Eigen::Index t = 0; t < tris.rows(); ++t)
+      for (int k = 0; k < 3; ++k)
+        CHECK((obj.vt.at(obj.ft[t][k]) - file.uv.row(file.triangles(t, k)).transpose())
+                  .cwiseAbs()
+                  .maxCoeff() < 1e-7);
+  }
+  // fit and apply pass them on: the springs' maps and the applied animation carry them too.
+  r = run_command(kSpringFit + " fit -q -i " + (dir / "m.h5").string() + " -o " +
+                  (dir / "springs.h5").string());
+  REQUIRE(r.exit_code == 0);
+  r = run_command(kSpringFit + " apply -q -i " + (dir / "m.h5").string() + " -i " +
+                  (dir / "springs.h5").string() + " -o " + (dir / "applied.h5").string());
+  REQUIRE(r.exit_code == 0);
+  {
+    const datadyn::FaceVaryingUv uv = datadyn::io::read_face_uv(skinned);
+    for (const auto& [file, name] :
+         {std::pair{"springs.h5", "springs"}, {"applied.h5", "dynamic"}}) {
+      INFO(file);
+      const datadyn::FaceVaryingUv passed =
+          datadyn::io::read_face_uv(datadyn::io::CacheReader(dir / file).sequence(name));
+      CHECK(passed.corners == uv.corners);
+      CHECK(passed.coordinates == uv.coordinates);
+    }
+  }
   // The neo-Hookean Newton solver on the same body gives the same bits on 1 and 2 threads.
   for (const char* t : {"1", "2"}) {
     r = run_command(kSpringFit + " simulate --threads " + t + mesh + fbx +

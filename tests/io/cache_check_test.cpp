@@ -168,8 +168,7 @@ TEST_CASE("cache info: lists the tools' own groups and a sequence's other arrays
   CHECK(info.find("  /springs/ks float64 [5]\n") != std::string::npos);
   CHECK(info.find("  /springs/@ks_unit = \"1/s^2\"\n") != std::string::npos);
   // A long string attribute is cut to its start and length; the provenance is not repeated.
-  CHECK(info.find("@note = \"" + std::string(60, 'x') + "...\" (300 bytes)") !=
-        std::string::npos);
+  CHECK(info.find("@note = \"" + std::string(60, 'x') + "...\" (300 bytes)") != std::string::npos);
   CHECK(info.find("@format") == std::string::npos);
 }
 
@@ -182,8 +181,7 @@ TEST_CASE("cache info and check: a hard link back to a group above it is followe
   {
     const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
     REQUIRE(file >= 0);
-    REQUIRE(H5Lcreate_hard(file, "/springs", file, "/springs/loop", H5P_DEFAULT, H5P_DEFAULT) >=
-            0);
+    REQUIRE(H5Lcreate_hard(file, "/springs", file, "/springs/loop", H5P_DEFAULT, H5P_DEFAULT) >= 0);
     H5Fclose(file);
   }
   const std::string info = cache_summary(path);

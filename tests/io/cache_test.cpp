@@ -450,8 +450,9 @@ TEST_CASE("cache: face-varying texture coordinates round-trip and are checked on
             .find("bad_triangles.h5: /sequences/s/uv/triangles: index 9 at element 5 outside "
                   "[0, 6) (the rows of uv/coordinates)") != std::string::npos);
   const auto no_faces = replace("uv/quads", {0, 1, 2, 3}, {1, 4});
-  CHECK(io_error_message([&] { CacheReader(no_faces).sequence("s"); })
-            .find("bad_quads.h5: /sequences/s/uv/quads: the sequence has no topology/quads") !=
+  CHECK(io_error_message([&] {
+          CacheReader(no_faces).sequence("s");
+        }).find("bad_quads.h5: /sequences/s/uv/quads: the sequence has no topology/quads") !=
         std::string::npos);
 }
 

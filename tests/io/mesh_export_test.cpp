@@ -544,7 +544,8 @@ TEST_CASE("export: face-varying texture coordinates go to OBJ and USDA as they a
     for (int c = 0; c < 3; ++c) {
       const auto k = static_cast<std::size_t>(3 * t + c);
       CHECK(fvi[k].number == tris(t, c));
-      const auto& value = st.value.items.at(static_cast<std::size_t>(indices.value.items[k].number));
+      const auto& value =
+          st.value.items.at(static_cast<std::size_t>(indices.value.items[k].number));
       CHECK(Eigen::Vector2d(value.items[0].number, value.items[1].number).cast<float>() ==
             seam_uv(t, c, 1.0f).cast<float>());
     }

@@ -207,8 +207,8 @@ TEST_CASE("load_obj: malformed files give IoError with file, line, text and expe
        "relative texture index -2 points before the first texture coordinate (1 texture "
        "coordinates read so far)"},
       {"vt_empty.obj", "v 0 0 0\nvt\n", ":2:", "texture coordinate without a value"},
-      {"vt_number.obj", "v 0 0 0\nvt 0 y\n", ":2:",
-       "expected a number for texture coordinate v, got 'y'"},
+      {"vt_number.obj", "v 0 0 0\nvt 0 y\n",
+       ":2:", "expected a number for texture coordinate v, got 'y'"},
       {"empty.obj", "# nothing\n\n", ":2:", "end of file without a vertex"},
   };
   for (const Case& c : cases) {
