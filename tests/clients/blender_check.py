@@ -4,7 +4,7 @@
   positions at several frames (1e-5 m: the point caches hold float32, Blender evaluates in
   float32);
 - the cache's texture coordinates as the UV map of that OBJ and of a PLY (1e-6: float32 in both
-  files and in Blender);
+  files and in Blender), and face-varying ones with a seam as the UV map of another OBJ;
 - a .vdb level set as a volume, whose grids list `surface` as a float grid.
 
 Usage: blender -b --factory-startup --python-exit-code 3 --python blender_check.py -- DIR FRAMES
@@ -43,6 +43,37 @@ def check_uv(obj, what):
         worst = max(worst, max(abs(a - b) for a, b in zip(layer.data[loop.index].uv, expected)))
     assert worst <= 1e-6, f"{what}: UVs off by {worst}"
     print(f"{what}: UV map matches ({len(obj.data.loops)} corners, max error {worst:.1e})")
+
+
+def cloth_triangles():
+    """The cloth's triangles, as export_caches.hpp's cloth_triangles writes them."""
+    tris = []
+    for j in range(NZ - 1):
+        for i in range(NX - 1):
+            a = j * NX + i
+            b, c, d = a + 1, a + NX, a + NX + 1
+            tris += [(a, c, b), (b, c, d)]
+    return tris
+
+
+def check_seam_uv(obj, what):
+    """Corner k of triangle t has the cloth's (u, v), u shifted by 1 on the second half of the
+    triangles (export_caches.hpp's seam_uv with shift 1): the vertices both halves share have
+    two coordinates."""
+    tris = cloth_triangles()
+    layer = obj.data.uv_layers.active
+    assert layer is not None, f"{what}: no UV map"
+    assert len(obj.data.polygons) == len(tris), f"{what}: {len(obj.data.polygons)} faces"
+    worst = 0.0
+    for t, poly in enumerate(obj.data.polygons):
+        for k, li in enumerate(poly.loop_indices):
+            v = tris[t][k]
+            assert obj.data.loops[li].vertex_index == v, f"{what}: face {t} corner {k} moved"
+            u, w = cloth_uv(v)
+            expected = (u + (1.0 if 2 * t >= len(tris) else 0.0), w)
+            worst = max(worst, max(abs(a - b) for a, b in zip(layer.data[li].uv, expected)))
+    assert worst <= 1e-6, f"{what}: UVs off by {worst}"
+    print(f"{what}: face-varying UV map matches, seam kept (max error {worst:.1e})")
 
 
 def import_obj(path):
@@ -91,6 +122,8 @@ except AttributeError:  # no such operator: the Python add-on of Blender 3
 new = [o for o in bpy.data.objects if o not in before]
 assert len(new) == 1, "cloth.0001.ply: expected one object"
 check_uv(new[0], "PLY")
+
+check_seam_uv(import_obj(os.path.join(work, "sheet.0001.obj")), "OBJ with a seam")
 
 vdb = os.path.join(work, "water.0001.vdb")
 before = set(bpy.data.objects)

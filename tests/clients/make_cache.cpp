@@ -1,6 +1,7 @@
-// datadyn-client-cache PATH [FRAMES]: writes the closed-form test cache of
+// datadyn-client-cache PATH [FRAMES [SEAMS_PATH]]: writes the closed-form test cache of
 // tests/support/export_caches.hpp, the input of the client tests (the Python scripts recompute
-// its positions from the same formulas).
+// its positions from the same formulas), and with SEAMS_PATH the sheet with face-varying texture
+// coordinates and a seam (write_seam_cache, shift 1).
 
 #include <cstdio>
 #include <cstdlib>
@@ -10,11 +11,12 @@
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: datadyn-client-cache PATH [FRAMES]\n");
+    std::fprintf(stderr, "usage: datadyn-client-cache PATH [FRAMES [SEAMS_PATH]]\n");
     return 2;
   }
   try {
     datadyn::test::write_export_cache(argv[1], argc > 2 ? std::atoi(argv[2]) : 6);
+    if (argc > 3) datadyn::test::write_seam_cache(argv[3], 1.0f);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "datadyn-client-cache: %s\n", e.what());
     return 1;

@@ -472,46 +472,10 @@ TEST_CASE("export: texture coordinates of another shape are left out with a note
                       "coordinates [20, 2], got [20, 3]") != notes.end());
 }
 
-namespace {
-
-/// A cache with the cloth sheet and face-varying texture coordinates, one entry per triangle
-/// corner: the sheet's own (u, v), shifted by `shift` in u on the second half of the triangles.
-/// shift != 0 makes the vertices both halves share a seam (two coordinates each).
-void write_seam_cache(const std::filesystem::path& path, float shift) {
-  const Triangles tris = test::cloth_triangles();
-  FaceVaryingUv uv;
-  uv.coordinates.resize(3 * tris.rows(), 2);
-  uv.corners.resize(tris.rows(), 3);
-  for (Eigen::Index t = 0; t < tris.rows(); ++t)
-    for (int c = 0; c < 3; ++c) {
-      const Eigen::Index k = 3 * t + c;
-      uv.coordinates.row(k) = test::cloth_uv(tris(t, c)).cast<double>().transpose();
-      if (2 * t >= tris.rows()) uv.coordinates(k, 0) += shift;
-      uv.corners(t, c) = static_cast<int>(k);
-    }
-  CacheWriter w(path, {"export-test 1", "export-test", "{}", ""});
-  auto& s = w.add_sequence("sheet", {24.0, 3});
-  s.write_static("topology/triangles", view(tris));
-  write_face_uv(s, uv);
-  for (int f = 1; f <= 2; ++f)
-    s.append_frame(f, (f - 1) / 24.0, {{"points/position", view(test::cloth_frame(f))}});
-  w.commit();
-}
-
-/// The expected (u, v) of corner c of triangle t in write_seam_cache's cache.
-Eigen::Vector2d seam_uv(Eigen::Index t, int c, float shift) {
-  const Triangles tris = test::cloth_triangles();
-  Eigen::Vector2d uv = test::cloth_uv(tris(t, c)).cast<double>();
-  if (2 * t >= tris.rows()) uv[0] += shift;
-  return uv;
-}
-
-}  // namespace
-
 TEST_CASE("export: face-varying texture coordinates go to OBJ and USDA as they are, seams kept") {
   TempDir dir;
   const auto cache = dir / "seams.h5";
-  write_seam_cache(cache, 1.0f);
+  test::write_seam_cache(cache, 1.0f);
   const Triangles tris = test::cloth_triangles();
   MeshExportParams p;
   p.input = cache;
@@ -525,7 +489,7 @@ TEST_CASE("export: face-varying texture coordinates go to OBJ and USDA as they a
   for (Eigen::Index t = 0; t < tris.rows(); ++t)
     for (int c = 0; c < 3; ++c) {
       CHECK(obj.f[t][c] == tris(t, c));
-      CHECK(obj.vt[obj.ft[t][c]].cast<float>() == seam_uv(t, c, 1.0f).cast<float>());
+      CHECK(obj.vt[obj.ft[t][c]].cast<float>() == test::seam_uv(t, c, 1.0f).cast<float>());
     }
   // The USD layer: indexed faceVarying values, one index per entry of faceVertexIndices.
   p.output = dir / "sheet.usda";
@@ -547,7 +511,7 @@ TEST_CASE("export: face-varying texture coordinates go to OBJ and USDA as they a
       const auto& value =
           st.value.items.at(static_cast<std::size_t>(indices.value.items[k].number));
       CHECK(Eigen::Vector2d(value.items[0].number, value.items[1].number).cast<float>() ==
-            seam_uv(t, c, 1.0f).cast<float>());
+            test::seam_uv(t, c, 1.0f).cast<float>());
     }
   // The OBJ beside a point cache is what a DCC tool textures: it keeps them too.
   p.output = dir / "sheet.pc2";
@@ -566,7 +530,7 @@ TEST_CASE("export: PLY takes face-varying texture coordinates per vertex, or lea
 
   // Without a seam every vertex has one value at all its corners: PLY's s, t.
   p.input = dir / "seamless.h5";
-  write_seam_cache(p.input, 0.0f);
+  test::write_seam_cache(p.input, 0.0f);
   export_cache(p, kProvenance, {}, collect);
   CHECK(notes.empty());
   const auto ply = test::read_ply(dir / "sheet.0001.ply");
@@ -578,7 +542,7 @@ TEST_CASE("export: PLY takes face-varying texture coordinates per vertex, or lea
   // With one, the file is written without them and the note counts the seam's vertices: those
   // the two halves of the triangles share.
   p.input = dir / "seams.h5";
-  write_seam_cache(p.input, 1.0f);
+  test::write_seam_cache(p.input, 1.0f);
   std::set<int> first, shared;
   for (Eigen::Index t = 0; 2 * t < tris.rows(); ++t)
     for (int c = 0; c < 3; ++c) first.insert(tris(t, c));

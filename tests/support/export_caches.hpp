@@ -7,6 +7,8 @@
 //   "drops"  3D particles on a jittered lattice (no topology)
 //   "wave2d" 2D particles (dimension 2)
 //   "water"  a level-set grid of a sphere whose radius grows per frame
+// and, in a cache of its own (write_seam_cache), "sheet": the cloth grid with face-varying texture
+// coordinates that may have a seam.
 
 #include <cmath>
 #include <cstdint>
@@ -105,6 +107,38 @@ inline io::GridSpec water_spec() {
   s.grid_class = io::GridClass::LevelSet;
   s.background = 3.0;
   return s;
+}
+
+/// A cache with the cloth sheet and face-varying texture coordinates, one entry per triangle
+/// corner: the sheet's own (u, v), shifted by `shift` in u on the second half of the triangles.
+/// shift != 0 makes the vertices both halves share a seam (two coordinates each).
+inline void write_seam_cache(const std::filesystem::path& path, float shift) {
+  const Triangles tris = cloth_triangles();
+  FaceVaryingUv uv;
+  uv.coordinates.resize(3 * tris.rows(), 2);
+  uv.corners.resize(tris.rows(), 3);
+  for (Eigen::Index t = 0; t < tris.rows(); ++t)
+    for (int c = 0; c < 3; ++c) {
+      const Eigen::Index k = 3 * t + c;
+      uv.coordinates.row(k) = cloth_uv(tris(t, c)).cast<double>().transpose();
+      if (2 * t >= tris.rows()) uv.coordinates(k, 0) += shift;
+      uv.corners(t, c) = static_cast<int>(k);
+    }
+  io::CacheWriter w(path, {"export-test 1", "export-test", "{}", ""});
+  auto& s = w.add_sequence("sheet", {24.0, 3});
+  s.write_static("topology/triangles", io::view(tris));
+  io::write_face_uv(s, uv);
+  for (int f = 1; f <= 2; ++f)
+    s.append_frame(f, (f - 1) / 24.0, {{"points/position", io::view(cloth_frame(f))}});
+  w.commit();
+}
+
+/// The expected (u, v) of corner c of triangle t in write_seam_cache's cache.
+inline Eigen::Vector2d seam_uv(Eigen::Index t, int c, float shift) {
+  const Triangles tris = cloth_triangles();
+  Eigen::Vector2d uv = cloth_uv(tris(t, c)).cast<double>();
+  if (2 * t >= tris.rows()) uv[0] += shift;
+  return uv;
 }
 
 /// Writes all of the sequences above, `frames` frames each (frame numbers 1..frames).
