@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <deque>
 #include <optional>
 
 #include <spdlog/spdlog.h>
@@ -321,6 +322,7 @@ void read_fit_config(ConfigReader& r, FitConfig& c) {
   c.source = r.source();
   r.get("target_sequence", c.target_sequence);
   r.get("truth_sequence", c.truth_sequence);
+  r.get("teleport_distance", c.teleport_distance, non_negative());
   r.get_output_file("report", c.report);
 }
 
@@ -412,10 +414,48 @@ void run_fit(app::Context& ctx) {
                 app::counted(targets.size(), "sequence", "sequences").c_str(), out.c_str());
     return;
   }
+  // A cut (a jump of the target) would read as a huge velocity: each side is a sequence of its
+  // own, started at rest on the target as apply restarts it there.
+  std::deque<std::vector<Points3>> parts;  // target and truth frames of each part (stable)
   std::vector<FitSequence> seqs;
-  for (std::size_t s = 0; s < targets.size(); ++s)
-    seqs.push_back({inputs[s].filename().string(), &targets[s].frames, &truths[s].frames,
-                    1.0 / targets[s].frame_rate});
+  for (std::size_t s = 0; s < targets.size(); ++s) {
+    const std::string name = inputs[s].filename().string();
+    const double dt = 1.0 / targets[s].frame_rate;
+    std::vector<std::size_t> cuts;
+    if (c.teleport_distance > 0.0) cuts = jump_frames(targets[s].frames, c.teleport_distance);
+    if (cuts.empty()) {
+      seqs.push_back({name, &targets[s].frames, &truths[s].frames, dt});
+      continue;
+    }
+    const std::vector<std::int64_t>& numbers = targets[s].numbers;
+    std::string listed;
+    for (const std::size_t f : cuts)
+      listed += (listed.empty() ? "" : ", ") + std::to_string(numbers[f]);
+    spdlog::info("{}: cut at frame{} {} (a target point moved over teleport_distance {} m)", name,
+                 cuts.size() > 1 ? "s" : "", listed, c.teleport_distance);
+    cuts.push_back(numbers.size());
+    std::size_t begin = 0;
+    for (const std::size_t end : cuts) {
+      const auto from = static_cast<std::ptrdiff_t>(begin), to = static_cast<std::ptrdiff_t>(end);
+      const std::string part = name + " frames " + std::to_string(numbers[begin]) + "-" +
+                               std::to_string(numbers[end - 1]);
+      begin = end;
+      if (to - from < 2) {
+        spdlog::warn("{}: a single frame between cuts, left out of the fit", part);
+        continue;
+      }
+      const auto& target =
+          parts.emplace_back(targets[s].frames.begin() + from, targets[s].frames.begin() + to);
+      const auto& truth =
+          parts.emplace_back(truths[s].frames.begin() + from, truths[s].frames.begin() + to);
+      seqs.push_back({part, &target, &truth, dt});
+    }
+  }
+  if (seqs.empty())
+    throw ConfigError(c.source, "/teleport_distance",
+                      "a distance that leaves two frames between cuts somewhere (every frame of "
+                      "the training sequences is a cut)",
+                      fmt::format("{}", c.teleport_distance));
   const std::size_t N = static_cast<std::size_t>(vertex_count);
   SpringFitParams params = c.fit;
   std::vector<std::string> region_sources;

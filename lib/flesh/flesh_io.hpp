@@ -54,6 +54,10 @@ struct FitConfig {
   /// to the target in every frame (rigid_vertices), less those of explicit regions, share one
   /// more region.
   double rigid_tolerance = 0.0;
+  /// teleport_distance (m, >= 0; 0 = off): a training sequence is cut where some target point
+  /// moves farther than this in one frame, and each part is fitted as a sequence of its own
+  /// (apply restarts the springs at the same frames).
+  double teleport_distance = 0.0;
   std::string source;  ///< the config's source, for errors found after the inputs are read
   std::string target_sequence = "quasistatic";
   std::string truth_sequence = "dynamic";

@@ -670,3 +670,74 @@ TEST_CASE("spring-fit: simulate without the ground truth gives the same targets 
                   (dir / "d.h5").string());
   CHECK(r.out.find("(targets only)") != std::string::npos);
 }
+
+TEST_CASE("spring-fit: fit cuts a training sequence at a teleport and fits each side on its own") {
+  TempDir dir;
+  for (const char* motion : {"swing", "bounce"}) {
+    const auto r = run_command(kSpringFit + " simulate" + kSmall + " --set motion.kind=" + motion +
+                               " -o " + (dir / (std::string(motion) + ".h5")).string());
+    REQUIRE(r.exit_code == 0);
+  }
+  // The bounce moved 2 m along x, alone ("moved.h5") and after the swing in one sequence
+  // ("cut.h5"), as a concatenated capture would have it.
+  const auto write = [&](const std::filesystem::path& path, bool with_swing) {
+    datadyn::io::CacheReader swing(dir / "swing.h5"), bounce(dir / "bounce.h5");
+    datadyn::io::CacheWriter w(path, {"test", "test", "{}", ""});
+    for (const char* name : {"quasistatic", "dynamic"}) {
+      auto& s = w.add_sequence(name, {30.0, 3});
+      std::int64_t frame = 1;
+      if (with_swing)
+        for (std::size_t f = 0; f < swing.sequence(name).frame_count(); ++f, ++frame)
+          s.append_frame(
+              frame, (frame - 1) / 30.0,
+              {{"points/position",
+                datadyn::io::view(datadyn::Points3(swing.sequence(name).positions(f)))}});
+      for (std::size_t f = 0; f < bounce.sequence(name).frame_count(); ++f, ++frame) {
+        datadyn::Points3 x = bounce.sequence(name).positions(f);
+        x.col(0).array() += 2.0;
+        s.append_frame(frame, (frame - 1) / 30.0, {{"points/position", datadyn::io::view(x)}});
+      }
+    }
+    w.commit();
+  };
+  write(dir / "moved.h5", false);
+  write(dir / "cut.h5", true);
+  auto r = run_command(kSpringFit + " fit -q -i " + (dir / "swing.h5").string() + " -i " +
+                       (dir / "moved.h5").string() + " -o " + (dir / "apart.h5").string());
+  REQUIRE(r.exit_code == 0);
+  r = run_command(kSpringFit + " fit -i " + (dir / "cut.h5").string() +
+                  " --set teleport_distance=1 -o " + (dir / "split.h5").string());
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("cut.h5: cut at frame 46 (a target point moved over teleport_distance 1 m)") !=
+        std::string::npos);
+  // The two sides are the two sequences of the separate fit, the same float32 frames in the
+  // same order: the same springs to the bit.
+  datadyn::io::CacheReader apart(dir / "apart.h5"), split(dir / "split.h5");
+  CHECK(apart.read_array<double>("/springs/ks").data ==
+        split.read_array<double>("/springs/ks").data);
+  CHECK(apart.read_array<double>("/springs/kd").data ==
+        split.read_array<double>("/springs/kd").data);
+  const auto report = read_json(dir / "split.report.json");
+  REQUIRE(report["sequences"].size() == 2);
+  CHECK(report["sequences"][0]["name"] == "cut.h5 frames 1-45");
+  CHECK(report["sequences"][1]["name"] == "cut.h5 frames 46-90");
+  // Without the key the jump throws every spring 2 m off its target: the fit is far worse.
+  r = run_command(kSpringFit + " fit -q -i " + (dir / "cut.h5").string() + " -o " +
+                  (dir / "whole.h5").string());
+  REQUIRE(r.exit_code == 0);
+  const auto whole = read_json(dir / "whole.report.json");
+  REQUIRE(whole["sequences"].size() == 1);
+  double split_loss = 0.0;
+  for (const auto& s : report["sequences"]) split_loss += s["loss_fitted_m2"].get<double>();
+  MESSAGE("fitted loss: split " << split_loss << " m^2, whole "
+                                << whole["sequences"][0]["loss_fitted_m2"].get<double>() << " m^2");
+  CHECK(whole["sequences"][0]["loss_fitted_m2"].get<double>() > 10 * split_loss);
+  // A distance below every frame's motion leaves no part of two frames: a config error.
+  r = run_command(kSpringFit + " fit -q -i " + (dir / "moved.h5").string() +
+                  " --set teleport_distance=1e-12 -o " + (dir / "none.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/teleport_distance: expected a distance that leaves two frames") !=
+        std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir / "none.h5"));
+}
