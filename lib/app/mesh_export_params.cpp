@@ -52,6 +52,7 @@ void read_mesh_export_params(ConfigReader& r, io::MeshExportParams& p) {
   r.get("grid", p.grid);
   get_names(r, "attributes", p.attributes);
   r.get("uv", p.uv);
+  r.get("smooth_shading", p.smooth_shading);
   {
     auto c = r.child("color");
     c.get("attribute", p.color.attribute);

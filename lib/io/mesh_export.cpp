@@ -841,7 +841,7 @@ MeshExportResult export_cache(const MeshExportParams& params, const Provenance& 
           if (format == ExportFormat::Vdb) {
             write_vdb(path, src.level_set(f, params, note), metadata(f));
           } else if (format == ExportFormat::Obj) {
-            write_obj(path, frame_mesh(f), job.sequence, metadata(f));
+            write_obj(path, frame_mesh(f), job.sequence, metadata(f), params.smooth_shading);
           } else {
             const auto colors = frame_colors(f);
             write_ply(path, frame_mesh(f), frame_attributes(f), colors ? &*colors : nullptr,
@@ -881,7 +881,7 @@ MeshExportResult export_cache(const MeshExportParams& params, const Provenance& 
         // committed cache with it (a point cache without its mesh cannot be imported).
         try {
           write_obj(job.mesh_output, src.mesh(job.indices.front()), job.sequence,
-                    metadata(job.indices.front()));
+                    metadata(job.indices.front()), params.smooth_shading);
         } catch (...) {
           std::error_code ec;
           std::filesystem::remove(job.output, ec);
@@ -896,7 +896,8 @@ MeshExportResult export_cache(const MeshExportParams& params, const Provenance& 
         stage.time_codes_per_second = seq.frame_rate();
         stage.up_axis = params.up_axis;
         stage.metadata = metadata({});
-        UsdaWriter usda(job.output, stage, job.sequence, job.source != ExportSource::Mesh);
+        UsdaWriter usda(job.output, stage, job.sequence, job.source != ExportSource::Mesh,
+                        params.smooth_shading);
         for (std::size_t f : job.indices) {
           const auto colors = frame_colors(f);
           usda.write_frame(static_cast<double>(frames[f]), frame_mesh(f), frame_attributes(f),

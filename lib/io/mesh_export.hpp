@@ -92,9 +92,13 @@ struct MeshExportParams {
   ExportSource source = ExportSource::Auto;
   std::string grid;                     ///< level-set grid; "": "surface", else the only one
   std::vector<std::string> attributes;  ///< point arrays written per vertex (ply, usda, xdmf)
-  /// Write a mesh sequence's static points/uv as texture coordinates (obj, ply, usda, and the OBJ
-  /// beside a pc2 or mdd).
+  /// Write a mesh sequence's texture coordinates, static points/uv or face-varying uv/ (obj, ply,
+  /// usda, and the OBJ beside a pc2 or mdd).
   bool uv = true;
+  /// Smooth shading instead of facets: OBJ marks its faces smooth-shaded (`s 1`; Blender imports
+  /// an OBJ without it flat), USDA carries time-sampled vertex normals (renderers shade a
+  /// non-subdivided mesh without normals flat).
+  bool smooth_shading = true;
   ExportColorParams color;
   ExportLevelSetParams level_set;
   ExportMeshingParams meshing;

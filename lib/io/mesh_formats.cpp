@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cmath>
 #include <cstring>
 #include <vector>
+
+#include <Eigen/Geometry>
 
 #include "core/errors.hpp"
 #include "io/atomic_file.hpp"
@@ -59,7 +62,7 @@ void put_le(std::string& out, T v) {
 }  // namespace
 
 void write_obj(const std::filesystem::path& path, const PolygonMesh& mesh,
-               const std::string& object_name, const Metadata& metadata) {
+               const std::string& object_name, const Metadata& metadata, bool smooth_shading) {
   check_indices(path, mesh);
   AtomicFile file(path);
   std::string buf;
@@ -109,10 +112,36 @@ void write_obj(const std::filesystem::path& path, const PolygonMesh& mesh,
     }
   };
   const bool corners = mesh.face_varying_uv();
+  if (smooth_shading && mesh.triangles.rows() + mesh.quads.rows() > 0) buf += "s 1\n";
   faces(mesh.triangles, corners ? mesh.uv_triangles : mesh.triangles);
   faces(mesh.quads, corners ? mesh.uv_quads : mesh.quads);
   file.write(buf);
   file.commit();
+}
+
+Points3 vertex_normals(const PolygonMesh& mesh) {
+  Points3 n = Points3::Zero(mesh.points.rows(), 3);
+  const auto x = [&](int i) -> Eigen::Vector3d { return mesh.points.row(i).transpose(); };
+  // Twice the area times the unit normal: the cross product of the edges (of the diagonals for
+  // a quad), added to every corner.
+  for (Eigen::Index t = 0; t < mesh.triangles.rows(); ++t) {
+    const auto f = mesh.triangles.row(t);
+    const Eigen::Vector3d a = (x(f[1]) - x(f[0])).cross(x(f[2]) - x(f[0]));
+    for (int c = 0; c < 3; ++c) n.row(f[c]) += a.transpose();
+  }
+  for (Eigen::Index q = 0; q < mesh.quads.rows(); ++q) {
+    const auto f = mesh.quads.row(q);
+    const Eigen::Vector3d a = (x(f[2]) - x(f[0])).cross(x(f[3]) - x(f[1]));
+    for (int c = 0; c < 4; ++c) n.row(f[c]) += a.transpose();
+  }
+  for (Eigen::Index i = 0; i < n.rows(); ++i) {
+    const double len = n.row(i).norm();
+    if (len > 0 && std::isfinite(len))
+      n.row(i) /= len;
+    else
+      n.row(i) << 0, 1, 0;
+  }
+  return n;
 }
 
 std::optional<TextureCoordinates> vertex_uv(const PolygonMesh& mesh, Eigen::Index vertex_count,

@@ -56,12 +56,19 @@ struct VertexAttribute {
 /// #V by 3 vertex colours, 0-255 (PLY red/green/blue).
 using VertexColors = Eigen::Matrix<std::uint8_t, Eigen::Dynamic, 3, Eigen::RowMajor>;
 
+/// Unit vertex normals of a mesh: the sum of the normals of the faces around each vertex, each
+/// weighted by its area (a quad's from its diagonals), normalised; counter-clockwise faces give
+/// outward normals. A vertex on no face, or whose faces' normals cancel, gets (0, 1, 0).
+Points3 vertex_normals(const PolygonMesh& mesh);
+
 /// Writes an OBJ: metadata as `# key: value` comments, `o <object_name>`, `v x y z` per vertex
 /// (shortest text that reads back to the same float), with texture coordinates `vt u v` (one per
-/// vertex, or the face-varying values) and `f a/ta b/tb c/tc`, else `f a b c` (1-based).
-/// Throws IoError.
+/// vertex, or the face-varying values) and `f a/ta b/tb c/tc`, else `f a b c` (1-based); with
+/// `smooth_shading`, `s 1` before the faces (smoothing group 1: importers interpolate normals
+/// across the faces). Throws IoError.
 void write_obj(const std::filesystem::path& path, const PolygonMesh& mesh,
-               const std::string& object_name, const Metadata& metadata = {});
+               const std::string& object_name, const Metadata& metadata = {},
+               bool smooth_shading = false);
 
 /// Writes a binary little-endian PLY: `element vertex` with float x, y, z, float s, t (texture
 /// coordinates, when the mesh has them: the names Blender's and trimesh's readers take), one float

@@ -97,11 +97,12 @@ std::string usda_identifier(const std::string& s) {
 }
 
 UsdaWriter::UsdaWriter(std::filesystem::path path, UsdaStage stage, std::string mesh_name,
-                       bool varying_topology)
+                       bool varying_topology, bool normals)
     : path_(std::move(path)),
       stage_(std::move(stage)),
       name_(usda_identifier(mesh_name)),
-      varying_(varying_topology) {
+      varying_(varying_topology),
+      normals_(normals) {
   if (stage_.up_axis != "Y" && stage_.up_axis != "Z")
     throw IoError(path_.string() + ": upAxis: expected \"Y\" or \"Z\", got \"" + stage_.up_axis +
                   "\"");
@@ -232,6 +233,20 @@ void UsdaWriter::write_frame(double time_code, const PolygonMesh& mesh,
   append_tuple(buf, hi.x(), hi.y(), hi.z());
   buf += "],\n";
   flush_to(e);
+
+  if (normals_) {
+    Spool& s = spool("normal3f[] normals", "interpolation = \"vertex\"");
+    const Points3 normals = vertex_normals(mesh);
+    append_time(buf, time_code);
+    buf += '[';
+    for (Eigen::Index i = 0; i < n; ++i) {
+      if (i) buf += ", ";
+      append_tuple(buf, normals(i, 0), normals(i, 1), normals(i, 2));
+      if (buf.size() > (1u << 20)) flush_to(s);
+    }
+    buf += "],\n";
+    flush_to(s);
+  }
 
   for (const auto& a : attributes) {
     if (a.values.rows() != n)

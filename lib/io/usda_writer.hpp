@@ -14,7 +14,8 @@
 ///       uniform bool doubleSided = 1                 (a fixed topology with a border: a sheet)
 ///       int[] faceVertexCounts / faceVertexIndices   (static, or .timeSamples when the topology
 ///                                                     changes per frame, e.g. water)
-///       point3f[] points.timeSamples, float3[] extent.timeSamples
+///       point3f[] points.timeSamples, float3[] extent.timeSamples, normal3f[] normals.timeSamples
+///       (vertex interpolation, when asked for)
 ///       primvars:<attribute> (interpolation = "vertex"), primvars:displayColor,
 ///       texCoord2f[] primvars:st (static; vertex interpolation, or faceVarying with
 ///       int[] primvars:st:indices) for a mesh with texture coordinates
@@ -50,8 +51,11 @@ class UsdaWriter {
   /// @param varying_topology  faces are time-sampled (each frame's mesh has its own faces);
   ///                          otherwise the faces of the first frame are static and every frame
   ///                          must have the same point count
+  /// @param normals           write `normal3f[] normals` (vertex interpolation, time-sampled:
+  ///                          vertex_normals of every frame), so that renderers shade the
+  ///                          non-subdivided mesh smooth instead of faceted
   UsdaWriter(std::filesystem::path path, UsdaStage stage, std::string mesh_name,
-             bool varying_topology);
+             bool varying_topology, bool normals = false);
   ~UsdaWriter();
   UsdaWriter(const UsdaWriter&) = delete;
   UsdaWriter& operator=(const UsdaWriter&) = delete;
@@ -74,6 +78,7 @@ class UsdaWriter {
   UsdaStage stage_;
   std::string name_;
   bool varying_;
+  bool normals_;
   std::size_t frames_ = 0;
   Eigen::Index points_ = 0;
   std::string static_faces_;

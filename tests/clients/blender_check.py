@@ -3,6 +3,7 @@
 - the OBJ with its PC2 and with its MDD through the Mesh Cache modifier, and sees the cache's
   positions at several frames (1e-5 m: the point caches hold float32, Blender evaluates in
   float32);
+- that OBJ's faces smooth-shaded (its `s 1`; Blender shades an OBJ without it flat);
 - the cache's texture coordinates as the UV map of that OBJ and of a PLY (1e-6: float32 in both
   files and in Blender), and face-varying ones with a seam as the UV map of another OBJ;
 - a .vdb level set as a volume, whose grids list `surface` as a float grid.
@@ -105,6 +106,9 @@ for fmt in ("PC2", "MDD"):
     scene.frame_set(1)
     check_positions(obj, 1, f"{fmt} mesh without the modifier")
     check_uv(obj, f"{fmt}'s OBJ")
+    flat = sum(not p.use_smooth for p in obj.data.polygons)
+    assert flat == 0, f"{fmt}'s OBJ: {flat} of {len(obj.data.polygons)} faces flat-shaded"
+    print(f"{fmt}'s OBJ: all {len(obj.data.polygons)} faces smooth-shaded")
     mod = obj.modifiers.new(name="cache", type="MESH_CACHE")
     mod.cache_format = fmt
     mod.filepath = stem + "." + fmt.lower()

@@ -179,6 +179,26 @@ TEST_CASE("export: USDA with fixed topology is well formed and holds every frame
                        test::cloth_position(i, f + 1)[d]) <= kTol);
   }
   CHECK(mesh->attributes.at("primvars:stiffness").samples.size() == 4);
+  // Vertex normals in every frame, for smooth shading: the sheet is the surface
+  // y = 0.05 sin(3x + 2t) + 0.01 f, whose upward unit normal is (-h', 1, 0)/|.|, h' = 0.15
+  // cos(3x + 2t). Area-weighted normals of the triangulated grid (spacing 0.1) differ from it by
+  // the slope's change over half a cell, at most 0.45 x 0.05 = 0.0225 rad at the border:
+  // cos > 0.9997.
+  const auto& normals = mesh->attributes.at("normals");
+  CHECK(normals.type == "normal3f[]");
+  CHECK(normals.metadata.at("interpolation").text == "vertex");
+  REQUIRE(normals.samples.size() == 4);
+  double worst = 1.0;
+  for (int f = 0; f < 4; ++f)
+    for (int i = 0; i < test::kClothNx * test::kClothNz; ++i) {
+      const double x = 0.1 * (i % test::kClothNx), t = f / 24.0;
+      const Eigen::Vector3d exact =
+          Eigen::Vector3d(-0.15 * std::cos(3.0 * x + 2.0 * t), 1.0, 0.0).normalized();
+      const auto& v = normals.samples[f].second.items[i].items;
+      worst = std::min(worst, Eigen::Vector3d(v[0].number, v[1].number, v[2].number).dot(exact));
+    }
+  MESSAGE("smallest cosine between the written and the exact normals: " << worst);
+  CHECK(worst > 0.9997);
   // Texture coordinates: static, under USD's name for them, one per vertex.
   const auto& st = mesh->attributes.at("primvars:st");
   CHECK(st.type == "texCoord2f[]");
@@ -198,6 +218,7 @@ TEST_CASE("export: uv=false leaves the texture coordinates out") {
   export_cache(p, kProvenance);
   const auto obj = test::read_obj(fx.dir / "plain.0001.obj");
   CHECK(obj.vt.empty());
+  CHECK(obj.smoothing == "1");  // smooth shading is another key
   CHECK(obj.ft.at(0) == std::vector<int>{-1, -1, -1});
   p.output = fx.dir / "plain.####.ply";
   export_cache(p, kProvenance);
@@ -558,4 +579,22 @@ TEST_CASE("export: PLY takes face-varying texture coordinates per vertex, or lea
                         std::to_string(shared.size()) +
                         " vertices lie on a seam (two texture coordinates) and PLY holds one per "
                         "vertex; obj and usda keep them");
+}
+
+TEST_CASE("export: smooth_shading=false leaves OBJ's smoothing group and USDA's normals out") {
+  Fixture fx;
+  auto p = fx.params("cloth.####.obj", "cloth");
+  p.frames = {1};
+  export_cache(p, kProvenance);
+  CHECK(test::read_obj(fx.dir / "cloth.0001.obj").smoothing == "1");
+  p.smooth_shading = false;
+  p.output = fx.dir / "flat.####.obj";
+  export_cache(p, kProvenance);
+  CHECK(test::read_obj(fx.dir / "flat.0001.obj").smoothing.empty());
+  p.output = fx.dir / "flat.usda";
+  export_cache(p, kProvenance);
+  const auto* mesh = test::read_usda(fx.dir / "flat.usda").prims.at(0).child("cloth");
+  REQUIRE(mesh);
+  CHECK(mesh->attributes.count("normals") == 0);
+  CHECK(mesh->attributes.count("points") == 1);
 }

@@ -68,7 +68,42 @@ TEST_CASE("obj: vertices, faces (1-based), order and metadata read back") {
           std::vector<int>{m.quads(i, 0), m.quads(i, 1), m.quads(i, 2), m.quads(i, 3)});
   CHECK(d.object == "cloth");
   CHECK(d.comments == std::vector<std::string>{"generator: test 1", "config: {\"a\": 1}"});
+  CHECK(d.smoothing.empty());        // flat unless asked
   CHECK(files_in(dir.path()) == 1);  // no temporary file left
+  write_obj(dir / "s.obj", m, "cloth", {}, true);
+  CHECK(test::read_obj(dir / "s.obj").smoothing == "1");
+}
+
+TEST_CASE("vertex_normals: a cube's corners, a flat sheet, and vertices on no face") {
+  // The unit cube as 6 outward quads (bit 0: x, bit 1: y, bit 2: z): every corner's normal is
+  // the diagonal away from the centre, (±1, ±1, ±1)/sqrt(3) (the three faces have equal area).
+  PolygonMesh cube;
+  cube.points.resize(9, 3);  // vertex 8 is on no face
+  for (int k = 0; k < 8; ++k) cube.points.row(k) << (k & 1), (k >> 1) & 1, (k >> 2) & 1;
+  cube.points.row(8) << 5, 5, 5;
+  cube.quads.resize(6, 4);
+  cube.quads << 0, 2, 3, 1,  // z = 0, seen from -z
+      4, 5, 7, 6,            // z = 1
+      0, 1, 5, 4,            // y = 0
+      2, 6, 7, 3,            // y = 1
+      0, 4, 6, 2,            // x = 0
+      1, 3, 7, 5;            // x = 1
+  const Points3 n = vertex_normals(cube);
+  for (int k = 0; k < 8; ++k) {
+    const Eigen::Vector3d outward =
+        (cube.points.row(k).transpose() - Eigen::Vector3d::Constant(0.5)).normalized();
+    CHECK((n.row(k).transpose() - outward).norm() < 1e-15);
+  }
+  CHECK(n.row(8) == Eigen::RowVector3d(0, 1, 0));
+  // Triangles of a sheet in the xz-plane, counter-clockwise seen from +y: every normal +y, also
+  // on a sheet of triangles of very different areas.
+  PolygonMesh sheet;
+  sheet.points.resize(4, 3);
+  sheet.points << 0, 0, 0, 1e-3, 0, 0, 0, 0, 1e3, 1e-3, 0, 1e3;
+  sheet.triangles.resize(2, 3);
+  sheet.triangles << 0, 2, 1, 1, 2, 3;
+  const Points3 s = vertex_normals(sheet);
+  for (int k = 0; k < 4; ++k) CHECK((s.row(k) - Eigen::RowVector3d(0, 1, 0)).norm() < 1e-15);
 }
 
 TEST_CASE("ply: binary little-endian vertices, attributes, colours and faces read back") {

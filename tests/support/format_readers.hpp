@@ -34,6 +34,7 @@ struct ObjData {
   std::vector<std::vector<int>> ft;  // 0-based texture coordinate of each corner, -1: none
   std::vector<std::string> comments;
   std::string object;
+  std::string smoothing;  // the argument of the last `s` statement, "" when there is none
 };
 
 inline ObjData read_obj(const std::filesystem::path& p) {
@@ -47,6 +48,8 @@ inline ObjData read_obj(const std::filesystem::path& p) {
       d.comments.push_back(line.substr(2));
     } else if (tag == "o") {
       ls >> d.object;
+    } else if (tag == "s") {
+      ls >> d.smoothing;
     } else if (tag == "v") {
       Eigen::Vector3d x;
       ls >> x[0] >> x[1] >> x[2];
