@@ -215,9 +215,9 @@ SurfaceMesh parse_obj(LineReader& reader) {
   mesh.vertices =
       Eigen::Map<const Points3>(coords.data(), static_cast<Eigen::Index>(vertex_count), 3);
   mesh.triangles.resize(static_cast<Eigen::Index>(triangles.size()), 3);
-  // Texture coordinates are kept when every corner has one (a face without them would have no
-  // place on the texture).
-  bool textured = !triangles.empty();
+  // Texture coordinates are kept when some corner has one; a corner without one gets (0, 0), a
+  // row of its own, as Blender's importer gives it.
+  bool textured = false, untextured = false;
   for (std::size_t t = 0; t < triangles.size(); ++t)
     for (int c = 0; c < 3; ++c) {
       const long long index = triangles[t].raw[static_cast<std::size_t>(c)];
@@ -231,17 +231,21 @@ SurfaceMesh parse_obj(LineReader& reader) {
         reader.fail_at(triangles[t].line, "texture index " + std::to_string(uv + 1) +
                                               " out of range (file has " +
                                               std::to_string(uv_count) + " texture coordinates)");
-      textured = textured && uv >= 0;
+      (uv >= 0 ? textured : untextured) = true;
     }
   if (textured) {
+    if (untextured) uv_coords.insert(uv_coords.end(), {0.0, 0.0});
+    const auto rows = static_cast<Eigen::Index>(uv_coords.size() / 2);
     mesh.uv.coordinates =
         Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, 2, Eigen::RowMajor>>(
-            uv_coords.data(), static_cast<Eigen::Index>(uv_count), 2);
+            uv_coords.data(), rows, 2);
     mesh.uv.corners.resize(mesh.triangles.rows(), 3);
     for (std::size_t t = 0; t < triangles.size(); ++t)
-      for (int c = 0; c < 3; ++c)
+      for (int c = 0; c < 3; ++c) {
+        const long long uv = triangles[t].uv[static_cast<std::size_t>(c)];
         mesh.uv.corners(static_cast<Eigen::Index>(t), c) =
-            static_cast<int>(triangles[t].uv[static_cast<std::size_t>(c)]);
+            static_cast<int>(uv >= 0 ? uv : rows - 1);
+      }
   }
   return mesh;
 }

@@ -20,7 +20,8 @@ namespace datadyn {
 /// o, g, s, usemtl, mtllib, l, p and any other statement are ignored (as Blender and Houdini do).
 /// Positive face indices may refer to vertices defined later in the file.
 /// @return #V vertices and #T triangles, in file order, winding kept as in the file; the `vt`
-///   values and every triangle corner's index into them when every corner has one (else none).
+///   values and every triangle corner's index into them when some corner has one (a corner
+///   without one gets (0, 0), an extra last row, as Blender's importer gives it).
 /// @throws IoError if the file cannot be read, a number is malformed or not finite, a face has
 ///   fewer than three corners, an index is 0 or out of range, or the file has no vertex.
 SurfaceMesh load_obj(const std::filesystem::path& path);

@@ -103,8 +103,15 @@ TEST_CASE("load_obj: vertices, face corner forms, negative indices, polygons, ig
   CHECK(e.unpaired_directed == 0);
   CHECK(test::divergence_volume(mesh.vertices, mesh.triangles) ==
         doctest::Approx(1.0).epsilon(1e-15));
-  // Some faces have corners without a `vt`: the texture coordinates are left out as a whole.
-  CHECK(mesh.uv.empty());
+  // Faces with and without `vt`: those without get (0, 0), appended after the file's four, as
+  // Blender gives them; the fan of the textured top quad keeps its indices.
+  REQUIRE_FALSE(mesh.uv.empty());
+  REQUIRE(mesh.uv.coordinates.rows() == 5);
+  CHECK(mesh.uv.coordinates.row(4) == Eigen::RowVector2d(0, 0));
+  CHECK(mesh.uv.corners.row(0) == Eigen::RowVector3i(4, 4, 4));  // bottom: `f 1 4 3 2`
+  CHECK(mesh.uv.corners.row(2) == Eigen::RowVector3i(0, 1, 2));  // top: `f 5/1 6/2 7/3 8/4`
+  CHECK(mesh.uv.corners.row(3) == Eigen::RowVector3i(0, 2, 3));
+  CHECK(mesh.uv.corners.row(6) == Eigen::RowVector3i(4, 4, 4));  // x = 1: `f 2//1 ...`
 }
 
 TEST_CASE("load_obj: texture coordinates per corner, with seams, negative indices and fans") {
