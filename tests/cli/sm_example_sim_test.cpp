@@ -69,6 +69,20 @@ TEST_CASE("sm-example-sim: the four-cylinder scene exports its embedded meshes")
   CHECK(s.topology("triangles").rows() == 2400);
   CHECK(std::get<std::string>(s.attributes().at("source")) == "embedded");
   CHECK(cache.sequence("bend_particles").point_count() == 225);
+  // The file's texture coordinates, per corner: 1,323 values, the side's seam and the caps'
+  // islands making one vertex several. Each face is counter-clockwise in UV as it is seen from
+  // outside in 3D (the map is unmirrored).
+  const datadyn::FaceVaryingUv uv = datadyn::io::read_face_uv(s);
+  CHECK(uv.coordinates.rows() == 1323);
+  REQUIRE(uv.corners.rows() == 2400);
+  int clockwise = 0;
+  for (Eigen::Index t = 0; t < uv.corners.rows(); ++t) {
+    const Eigen::RowVector2d a = uv.coordinates.row(uv.corners(t, 0)),
+                             b = uv.coordinates.row(uv.corners(t, 1)),
+                             c = uv.coordinates.row(uv.corners(t, 2));
+    if ((b - a).x() * (c - a).y() - (c - a).x() * (b - a).y() <= 0) ++clockwise;
+  }
+  CHECK(clockwise == 0);
 }
 
 TEST_CASE("sm-example-sim: the two-group scene fills the open Wuson character and embeds it") {
