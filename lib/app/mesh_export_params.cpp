@@ -52,6 +52,8 @@ void read_mesh_export_params(ConfigReader& r, io::MeshExportParams& p) {
   r.get("grid", p.grid);
   get_names(r, "attributes", p.attributes);
   r.get("uv", p.uv);
+  r.get_enum("uv_projection", p.uv_projection,
+             {{"none", io::UvProjection::None}, {"box", io::UvProjection::Box}});
   r.get("smooth_shading", p.smooth_shading);
   {
     auto c = r.child("color");

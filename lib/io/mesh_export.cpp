@@ -70,8 +70,9 @@ std::string frames_text(const std::vector<std::int64_t>& frames) {
 }
 
 /// Where the texture coordinates written come from: points/uv, the face-varying uv/ group as it
-/// is, or uv/ turned into one value per vertex (for PLY; only where there is no seam).
-enum class UvSource { None, Vertex, Corner, CornerAsVertex };
+/// is, uv/ turned into one value per vertex (for PLY; only where there is no seam), or a box
+/// projection of the rest pose (uv_projection).
+enum class UvSource { None, Vertex, Corner, CornerAsVertex, Box };
 
 /// The plan for one sequence: everything checked, nothing written.
 struct Job {
@@ -221,6 +222,16 @@ class FrameSource {
     if (job.uv == UvSource::Vertex) {
       faces_.uv = seq.read_static<float>("points/uv").matrix();
       require_finite_rows(faces_.uv, where_ + "/points/uv");
+    } else if (job.uv == UvSource::Box) {
+      // The rest pose, else the first frame of the sequence (not of the export: every shard and
+      // every frame range must get the same texture coordinates).
+      const bool rest = seq.has("rest/position");
+      const Points3 reference = to_points3(
+          rest ? seq.read_static<double>("rest/position").matrix() : seq.positions(0));
+      require_finite_rows(reference,
+                          where_ + (rest ? "/rest/position" : "/points/position: frame " +
+                                                                  std::to_string(seq.frames()[0])));
+      box_projection_uv(reference, faces_);
     } else if (job.uv != UvSource::None) {
       faces_.uv = seq.read_static<float>("uv/coordinates").matrix();
       require_finite_rows(faces_.uv, where_ + "/uv/coordinates");
@@ -652,6 +663,21 @@ MeshExportResult export_cache(const MeshExportParams& params, const Provenance& 
                (seq.is_per_frame("points/uv") ? "per-frame " : "") + shape_string(shape));
       } else {
         job.uv = UvSource::Vertex;
+      }
+    }
+    // A mesh without them can get them by box projection of its rest pose.
+    if (params.uv && params.uv_projection == UvProjection::Box && job.uv == UvSource::None &&
+        source == ExportSource::Mesh && format != ExportFormat::Vdb &&
+        format != ExportFormat::Xdmf) {
+      if (format == ExportFormat::Ply) {
+        if (note)
+          note(where + ": uv_projection box: not written to ply, which holds one texture "
+                       "coordinate per vertex (the projection has seams); obj and usda take it");
+      } else {
+        job.uv = UvSource::Box;
+        if (note && !seq.has("rest/position"))
+          note(where + "/rest/position: none; uv_projection box projects the sequence's first "
+                       "frame");
       }
     }
 

@@ -39,6 +39,12 @@ std::optional<ExportFormat> format_from_name(const std::string& name);
 /// The format a file extension implies (".obj", ..., ".usda", ".vdb", ".xmf" or ".xdmf").
 std::optional<ExportFormat> format_from_extension(const std::filesystem::path& path);
 
+/// Texture coordinates made for a mesh that has none.
+enum class UvProjection {
+  None,  ///< none: the mesh is written without
+  Box,   ///< box projection of the rest pose (box_projection_uv), face-varying
+};
+
 /// Where the exported surface comes from.
 enum class ExportSource {
   Auto,       ///< by format: see MeshExportParams::source
@@ -95,6 +101,10 @@ struct MeshExportParams {
   /// Write a mesh sequence's texture coordinates, static points/uv or face-varying uv/ (obj, ply,
   /// usda, and the OBJ beside a pc2 or mdd).
   bool uv = true;
+  /// For a mesh sequence without texture coordinates: make them by box projection of its rest
+  /// pose (rest/position, else its first frame), the same on every frame and every shard (obj,
+  /// usda and the OBJ beside a pc2 or mdd; PLY cannot hold the projection's seams).
+  UvProjection uv_projection = UvProjection::None;
   /// Smooth shading instead of facets: OBJ marks its faces smooth-shaded (`s 1`; Blender imports
   /// an OBJ without it flat), USDA carries time-sampled vertex normals (renderers shade a
   /// non-subdivided mesh without normals flat).

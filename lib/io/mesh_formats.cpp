@@ -5,6 +5,8 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <map>
+#include <utility>
 #include <vector>
 
 #include <Eigen/Geometry>
@@ -142,6 +144,63 @@ Points3 vertex_normals(const PolygonMesh& mesh) {
       n.row(i) << 0, 1, 0;
   }
   return n;
+}
+
+void box_projection_uv(const Points3& reference, PolygonMesh& mesh) {
+  // Per direction k = 2 axis + (negative ? 1 : 0): the reference coordinates along u and v, as
+  // (axis, sign) pairs, chosen so that u x v points out of the face.
+  struct Plane {
+    int u_axis, v_axis;
+    double u_sign, v_sign;
+  };
+  static constexpr std::array<Plane, 6> kPlanes{{{2, 1, -1, 1},    // +x: u = -z, v = y
+                                                 {2, 1, 1, 1},     // -x: u = z
+                                                 {0, 2, 1, -1},    // +y: u = x, v = -z
+                                                 {0, 2, 1, 1},     // -y: u = x, v = z
+                                                 {0, 1, 1, 1},     // +z: u = x, v = y
+                                                 {0, 1, -1, 1}}};  // -z: u = -x
+  const Eigen::RowVector3d lo = reference.colwise().minCoeff(), hi = reference.colwise().maxCoeff();
+  double extent = (hi - lo).maxCoeff();
+  if (!(extent > 0)) extent = 1;
+  constexpr double kScale = 0.3, kMargin = 0.5 * (1.0 / 3.0 - kScale);
+  std::map<std::pair<int, int>, int> index;  // (vertex, tile) -> row of mesh.uv
+  std::vector<std::array<float, 2>> values;
+  const auto corner = [&](int v, int k) {
+    const auto [it, added] = index.try_emplace({v, k}, static_cast<int>(values.size()));
+    if (added) {
+      const Plane& p = kPlanes[static_cast<std::size_t>(k)];
+      // Distances from the reference box's side where the coordinate is smallest.
+      const double u = p.u_sign > 0 ? reference(v, p.u_axis) - lo[p.u_axis]
+                                    : hi[p.u_axis] - reference(v, p.u_axis);
+      const double w = p.v_sign > 0 ? reference(v, p.v_axis) - lo[p.v_axis]
+                                    : hi[p.v_axis] - reference(v, p.v_axis);
+      values.push_back({static_cast<float>((k % 3) / 3.0 + kMargin + kScale * u / extent),
+                        static_cast<float>((k / 3) / 2.0 + kMargin + kScale * w / extent)});
+    }
+    return it->second;
+  };
+  const auto x = [&](int i) -> Eigen::Vector3d { return reference.row(i).transpose(); };
+  const auto tile = [](const Eigen::Vector3d& n) {
+    int a = 0;
+    for (int d = 1; d < 3; ++d)
+      if (std::abs(n[d]) > std::abs(n[a])) a = d;
+    return 2 * a + (n[a] < 0 ? 1 : 0);
+  };
+  mesh.uv_triangles.resize(mesh.triangles.rows(), 3);
+  for (Eigen::Index t = 0; t < mesh.triangles.rows(); ++t) {
+    const auto f = mesh.triangles.row(t);
+    const int k = tile((x(f[1]) - x(f[0])).cross(x(f[2]) - x(f[0])));
+    for (int c = 0; c < 3; ++c) mesh.uv_triangles(t, c) = corner(f[c], k);
+  }
+  mesh.uv_quads.resize(mesh.quads.rows(), 4);
+  for (Eigen::Index q = 0; q < mesh.quads.rows(); ++q) {
+    const auto f = mesh.quads.row(q);
+    const int k = tile((x(f[2]) - x(f[0])).cross(x(f[3]) - x(f[1])));
+    for (int c = 0; c < 4; ++c) mesh.uv_quads(q, c) = corner(f[c], k);
+  }
+  mesh.uv.resize(static_cast<Eigen::Index>(values.size()), 2);
+  for (std::size_t i = 0; i < values.size(); ++i)
+    mesh.uv.row(static_cast<Eigen::Index>(i)) << values[i][0], values[i][1];
 }
 
 std::optional<TextureCoordinates> vertex_uv(const PolygonMesh& mesh, Eigen::Index vertex_count,

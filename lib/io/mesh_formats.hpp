@@ -61,6 +61,16 @@ using VertexColors = Eigen::Matrix<std::uint8_t, Eigen::Dynamic, 3, Eigen::RowMa
 /// outward normals. A vertex on no face, or whose faces' normals cancel, gets (0, 1, 0).
 Points3 vertex_normals(const PolygonMesh& mesh);
 
+/// Face-varying texture coordinates by box projection of the `reference` positions (#V by 3, the
+/// rest pose, so that the texture stays on the surface as it moves), Blender's Cube Projection:
+/// each face goes along the axis its reference normal points most along (ties to the first of x,
+/// y, z) onto the tile of its direction in a 3 x 2 grid over the unit square (+x, -x, +y in the
+/// bottom row, -y, +z, -z in the top), read unmirrored from outside the face (v along +y on the
+/// four side tiles). One scale for all: 0.3 over the largest extent of the reference, so a
+/// checker texture shows squares of one size. Fills mesh.uv, uv_triangles and uv_quads; the
+/// corners of one vertex on one tile share a value.
+void box_projection_uv(const Points3& reference, PolygonMesh& mesh);
+
 /// Writes an OBJ: metadata as `# key: value` comments, `o <object_name>`, `v x y z` per vertex
 /// (shortest text that reads back to the same float), with texture coordinates `vt u v` (one per
 /// vertex, or the face-varying values) and `f a/ta b/tb c/tc`, else `f a b c` (1-based); with

@@ -260,9 +260,11 @@ TEST_CASE("export: tetrahedra become their outward boundary surface") {
   CHECK(obj.v[1].x() == doctest::Approx(1.2));                 // frame 2 shifts x by 0.2
   // A closed surface is single-sided in USD, as its default says.
   export_cache(fx.params("body.usda", "body"), kProvenance);
-  const auto* body = test::read_usda(fx.dir / "body.usda").prims.at(0).child("body");
+  const auto layer = test::read_usda(fx.dir / "body.usda");  // kept: `body` points into it
+  const auto* body = layer.prims.at(0).child("body");
   REQUIRE(body);
   CHECK(body->attributes.count("doubleSided") == 0);
+  CHECK(body->attributes.count("points") == 1);
 }
 
 TEST_CASE("export: VDB level sets from a grid, a mesh and particles, with provenance") {
@@ -593,8 +595,61 @@ TEST_CASE("export: smooth_shading=false leaves OBJ's smoothing group and USDA's 
   CHECK(test::read_obj(fx.dir / "flat.0001.obj").smoothing.empty());
   p.output = fx.dir / "flat.usda";
   export_cache(p, kProvenance);
-  const auto* mesh = test::read_usda(fx.dir / "flat.usda").prims.at(0).child("cloth");
+  const auto flat = test::read_usda(fx.dir / "flat.usda");
+  const auto* mesh = flat.prims.at(0).child("cloth");
   REQUIRE(mesh);
   CHECK(mesh->attributes.count("normals") == 0);
   CHECK(mesh->attributes.count("points") == 1);
+}
+
+TEST_CASE("export: uv_projection box gives a mesh without texture coordinates the rest pose's") {
+  Fixture fx;
+  // "body": a unit cube of tetrahedra moving along x, exported as its boundary, without UVs.
+  auto p = fx.params("body.####.obj", "body");
+  export_cache(p, kProvenance);
+  CHECK(test::read_obj(fx.dir / "body.0001.obj").vt.empty());
+  p.uv_projection = UvProjection::Box;
+  p.output = fx.dir / "boxed.####.obj";
+  export_cache(p, kProvenance);
+  const auto first = test::read_obj(fx.dir / "boxed.0001.obj");
+  const auto last = test::read_obj(fx.dir / "boxed.0004.obj");
+  // 12 boundary triangles on 6 tiles: 4 values a face, 24 in all, every corner with one.
+  REQUIRE(first.f.size() == 12);
+  CHECK(first.vt.size() == 24);
+  for (const auto& t : first.ft)
+    for (int k : t) CHECK(k >= 0);
+  // From the rest pose: the same on every frame while the cube moves, and the same from a
+  // shard that starts later (a farm's frame ranges must agree).
+  CHECK(last.vt == first.vt);
+  CHECK(last.ft == first.ft);
+  CHECK(last.v[0] != first.v[0]);
+  p.output = fx.dir / "late.####.obj";
+  p.frames = {3, 4};
+  export_cache(p, kProvenance);
+  CHECK(test::read_obj(fx.dir / "late.0004.obj").vt == first.vt);
+  // USDA takes them face-varying; PLY cannot (a note says so, and the file has none).
+  p.frames = {};
+  p.output = fx.dir / "boxed.usda";
+  export_cache(p, kProvenance);
+  const auto boxed = test::read_usda(fx.dir / "boxed.usda");
+  const auto* mesh = boxed.prims.at(0).child("body");
+  REQUIRE(mesh);
+  CHECK(mesh->attributes.at("primvars:st").metadata.at("interpolation").text == "faceVarying");
+  std::vector<std::string> notes;
+  p.output = fx.dir / "boxed.####.ply";
+  p.frames = {1};
+  export_cache(p, kProvenance, {}, [&](const std::string& n) { notes.push_back(n); });
+  CHECK(test::read_ply(fx.dir / "boxed.0001.ply").vertex_properties ==
+        std::vector<std::string>{"x", "y", "z"});
+  REQUIRE(notes.size() == 1);
+  CHECK(notes[0].find("/sequences/body: uv_projection box: not written to ply") !=
+        std::string::npos);
+  // A mesh with its own texture coordinates keeps them.
+  auto q = fx.params("cloth.####.obj", "cloth");
+  q.uv_projection = UvProjection::Box;
+  q.frames = {1};
+  export_cache(q, kProvenance);
+  const auto cloth = test::read_obj(fx.dir / "cloth.0001.obj");
+  REQUIRE(cloth.vt.size() == cloth.v.size());
+  CHECK(cloth.vt[7].cast<float>() == test::cloth_uv(7));
 }

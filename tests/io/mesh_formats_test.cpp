@@ -5,10 +5,13 @@
 
 #include <random>
 
+#include <Eigen/Geometry>
+
 #include "core/errors.hpp"
 #include "io/atomic_file.hpp"
 #include "io/cache.hpp"
 #include "io/mesh_formats.hpp"
+#include "io/mesh_loaders.hpp"
 #include "io/point_cache.hpp"
 #include "io/usda_writer.hpp"
 #include "support/format_readers.hpp"
@@ -72,6 +75,64 @@ TEST_CASE("obj: vertices, faces (1-based), order and metadata read back") {
   CHECK(files_in(dir.path()) == 1);  // no temporary file left
   write_obj(dir / "s.obj", m, "cloth", {}, true);
   CHECK(test::read_obj(dir / "s.obj").smoothing == "1");
+}
+
+TEST_CASE("box_projection_uv: unmirrored tiles at one scale, on a cube and a sphere") {
+  // Signed area in UV and the area of the face's projection along its axis, for every face: the
+  // map is unmirrored (positive areas for outward counter-clockwise faces) and at one scale
+  // (0.3 over the largest extent, squared, for areas).
+  const auto check = [](const Points3& x, PolygonMesh& m, double extent) {
+    box_projection_uv(x, m);
+    const double ratio = 0.09 / (extent * extent);
+    double worst = 0.0;
+    int mirrored = 0;
+    const auto face = [&](const std::vector<int>& v, const std::vector<int>& t) {
+      double uv_area = 0.0;
+      Eigen::Vector3d vector_area = Eigen::Vector3d::Zero();
+      for (std::size_t k = 1; k + 1 < v.size(); ++k) {
+        const Eigen::RowVector2d a = m.uv.row(t[0]).cast<double>(),
+                                 b = m.uv.row(t[k]).cast<double>(),
+                                 c = m.uv.row(t[k + 1]).cast<double>();
+        uv_area += 0.5 * ((b - a).x() * (c - a).y() - (c - a).x() * (b - a).y());
+        vector_area += 0.5 * (x.row(v[k]) - x.row(v[0]))
+                                 .transpose()
+                                 .cross((x.row(v[k + 1]) - x.row(v[0])).transpose());
+      }
+      if (uv_area <= 0) ++mirrored;
+      const double projected = vector_area.cwiseAbs().maxCoeff();
+      worst = std::max(worst, std::abs(uv_area / (ratio * projected) - 1.0));
+    };
+    for (Eigen::Index t = 0; t < m.triangles.rows(); ++t)
+      face({m.triangles(t, 0), m.triangles(t, 1), m.triangles(t, 2)},
+           {m.uv_triangles(t, 0), m.uv_triangles(t, 1), m.uv_triangles(t, 2)});
+    for (Eigen::Index q = 0; q < m.quads.rows(); ++q)
+      face({m.quads(q, 0), m.quads(q, 1), m.quads(q, 2), m.quads(q, 3)},
+           {m.uv_quads(q, 0), m.uv_quads(q, 1), m.uv_quads(q, 2), m.uv_quads(q, 3)});
+    CHECK(mirrored == 0);
+    // float32 values: relative area errors of 1e-5 on the sphere's smallest faces.
+    CHECK(worst < 1e-4);
+    CHECK(m.uv.minCoeff() > 0.0f);
+    CHECK(m.uv.maxCoeff() < 1.0f);
+  };
+  // A box 2 x 1 x 0.5 of outward quads: six faces on six tiles, no value shared between them.
+  PolygonMesh box;
+  box.points.resize(8, 3);
+  for (int k = 0; k < 8; ++k)
+    box.points.row(k) << 2.0 * (k & 1), (k >> 1) & 1, 0.5 * ((k >> 2) & 1);
+  box.quads.resize(6, 4);
+  box.quads << 0, 2, 3, 1, 4, 5, 7, 6, 0, 1, 5, 4, 2, 6, 7, 3, 0, 4, 6, 2, 1, 3, 7, 5;
+  check(box.points, box, 2.0);
+  CHECK(box.uv.rows() == 24);  // each corner of each face its own value: six islands
+  // The +x face (1, 3, 7, 5) is on the first tile, u along -z: its corner at z = 0.5 is left.
+  CHECK(box.uv(box.uv_quads(5, 3), 0) < box.uv(box.uv_quads(5, 0), 0));  // vertex 5 (z = 0.5)
+  CHECK(box.uv(box.uv_quads(5, 0), 0) < 1.0f / 3);
+  // A closed sphere of triangles (data/meshes/icosphere.obj, radius 0.5): faces in every
+  // direction, all unmirrored, at one scale.
+  const SurfaceMesh sphere = load_obj(std::string(DATADYN_DATA_DIR) + "/meshes/icosphere.obj");
+  PolygonMesh m;
+  m.points = sphere.vertices;
+  m.triangles = sphere.triangles;
+  check(sphere.vertices, m, 1.0);
 }
 
 TEST_CASE("vertex_normals: a cube's corners, a flat sheet, and vertices on no face") {
