@@ -361,7 +361,7 @@ Scene build_scene(const SceneConfig& config, const std::string& source, const No
     s.params = bc.params;
     if (bc.render.type == "obj") {
       const auto path = std::filesystem::path(bc.render.file);
-      SurfaceMesh surface = load_obj(path);
+      SurfaceMesh surface = load_obj(path, ObjTexture::Read);
       surface.vertices *= bc.render.scale;
       // The render mesh wraps the body: a vertex beyond the body's bounding box grown by its own
       // size is a units or file mistake (and one at 1e308 made the embedding index no tet).

@@ -186,6 +186,8 @@ class SequenceReader {
   /// corner of topology/<kind>, checked against the rows of uv/coordinates.
   Eigen::Matrix<int, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> uv_corners(
       const std::string& kind) const;
+  /// uv/coordinates, every row checked to be finite (IoError naming the row otherwise).
+  Eigen::Matrix<double, Eigen::Dynamic, 2, Eigen::RowMajor> uv_coordinates() const;
   GridSpec grid_spec(const std::string& name) const;
 
   ~SequenceReader();

@@ -359,34 +359,48 @@ Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> SequenceR
   return read_frame<double>("points/position", index).matrix();
 }
 
+namespace {
+
+/// The static index array `rel` of `s`, every index checked to lie in [0, count); `counted`
+/// names what the indices count in the message ("" for the points).
+Eigen::Matrix<int, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> checked_indices(
+    const SequenceReader& s, const std::string& where, const std::string& rel, std::size_t count,
+    const std::string& counted) {
+  Array<std::int32_t> a = s.read_static<std::int32_t>(rel);
+  for (std::size_t i = 0; i < a.data.size(); ++i)
+    if (a.data[i] < 0 || static_cast<std::size_t>(a.data[i]) >= count)
+      throw IoError(where + ": index " + std::to_string(a.data[i]) + " at element " +
+                    std::to_string(i) + " outside [0, " + std::to_string(count) + ")" +
+                    (counted.empty() ? "" : " (" + counted + ")"));
+  return a.matrix();
+}
+
+}  // namespace
+
 Eigen::Matrix<int, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> SequenceReader::topology(
     const std::string& kind) const {
   const std::string rel = "topology/" + kind;
   if (!has(rel)) throw IoError(impl_->where(rel) + ": the sequence has no " + kind);
-  Array<std::int32_t> a = read_static<std::int32_t>(rel);
-  for (std::size_t i = 0; i < a.data.size(); ++i) {
-    if (a.data[i] < 0 || static_cast<std::size_t>(a.data[i]) >= impl_->points) {
-      throw IoError(impl_->where(rel) + ": index " + std::to_string(a.data[i]) + " at element " +
-                    std::to_string(i) + " outside [0, " + std::to_string(impl_->points) + ")");
-    }
-  }
-  return a.matrix();
+  return checked_indices(*this, impl_->where(rel), rel, impl_->points, "");
 }
 
 Eigen::Matrix<int, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> SequenceReader::uv_corners(
     const std::string& kind) const {
   const std::string rel = "uv/" + kind;
   if (!has(rel)) throw IoError(impl_->where(rel) + ": the sequence has no texture coordinates");
-  const std::size_t m = shape("uv/coordinates").at(0);
-  Array<std::int32_t> a = read_static<std::int32_t>(rel);
-  for (std::size_t i = 0; i < a.data.size(); ++i) {
-    if (a.data[i] < 0 || static_cast<std::size_t>(a.data[i]) >= m) {
-      throw IoError(impl_->where(rel) + ": index " + std::to_string(a.data[i]) + " at element " +
-                    std::to_string(i) + " outside [0, " + std::to_string(m) +
-                    ") (the rows of uv/coordinates)");
-    }
-  }
-  return a.matrix();
+  return checked_indices(*this, impl_->where(rel), rel, shape("uv/coordinates").at(0),
+                         "the rows of uv/coordinates");
+}
+
+Eigen::Matrix<double, Eigen::Dynamic, 2, Eigen::RowMajor> SequenceReader::uv_coordinates() const {
+  const std::string rel = "uv/coordinates";
+  if (!has(rel)) throw IoError(impl_->where(rel) + ": the sequence has no texture coordinates");
+  Eigen::Matrix<double, Eigen::Dynamic, 2, Eigen::RowMajor> uv = read_static<double>(rel).matrix();
+  for (Eigen::Index i = 0; i < uv.rows(); ++i)
+    if (!uv.row(i).allFinite())
+      throw IoError(impl_->where(rel) + ": row " + std::to_string(i) + " is not finite (" +
+                    std::to_string(uv(i, 0)) + ", " + std::to_string(uv(i, 1)) + ")");
+  return uv;
 }
 
 GridSpec SequenceReader::grid_spec(const std::string& name) const {
@@ -525,7 +539,7 @@ DATADYN_INSTANTIATE(double)
 FaceVaryingUv read_face_uv(const SequenceReader& sequence) {
   FaceVaryingUv uv;
   if (!sequence.has("uv/triangles")) return uv;
-  uv.coordinates = sequence.read_static<double>("uv/coordinates").matrix();
+  uv.coordinates = sequence.uv_coordinates();
   uv.corners = sequence.uv_corners("triangles");
   return uv;
 }

@@ -302,6 +302,26 @@ void SequenceWriter::set_attribute(const std::string& name, const AttributeValue
   h5::write_attribute(impl_->group.get(), name, value, impl_->file_name + ": " + impl_->group_path);
 }
 
+namespace {
+
+/// Throws IoError at `where` for an index of `data` (int32 or int64) below 0 or, when `count`
+/// is known, at or above it; `counted` names what the indices count ("" for the points).
+void check_index_range(const ArrayView& data, std::optional<std::size_t> count,
+                       const std::string& where, const std::string& counted) {
+  const std::size_t n = element_count(data.shape);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::int64_t idx = data.type == ElementType::Int32
+                                 ? static_cast<const std::int32_t*>(data.data)[i]
+                                 : static_cast<const std::int64_t*>(data.data)[i];
+    if (idx < 0 || (count && static_cast<std::size_t>(idx) >= *count))
+      throw IoError(where + ": index " + std::to_string(idx) + " at element " + std::to_string(i) +
+                    " is outside [0, " + std::to_string(count.value_or(0)) + ")" +
+                    (counted.empty() ? "" : " (" + counted + ")"));
+  }
+}
+
+}  // namespace
+
 void SequenceWriter::write_static(const std::string& rel, const ArrayView& data) {
   Impl& s = *impl_;
   const Shape& sh = data.shape;
@@ -328,17 +348,7 @@ void SequenceWriter::write_static(const std::string& rel, const ArrayView& data)
     }
     if (data.type != ElementType::Int32 && data.type != ElementType::Int64)
       throw IoError(s.where(rel) + ": expected int32 or int64 indices");
-    const size_t n = element_count(sh);
-    for (size_t i = 0; i < n; ++i) {
-      const std::int64_t idx = data.type == ElementType::Int32
-                                   ? static_cast<const std::int32_t*>(data.data)[i]
-                                   : static_cast<const std::int64_t*>(data.data)[i];
-      if (idx < 0 || (s.point_count && static_cast<size_t>(idx) >= *s.point_count)) {
-        throw IoError(s.where(rel) + ": index " + std::to_string(idx) + " at element " +
-                      std::to_string(i) + " is outside [0, " +
-                      std::to_string(s.point_count.value_or(0)) + ")");
-      }
-    }
+    check_index_range(data, s.point_count, s.where(rel), "");
     ftype = ElementType::Int32;
     s.face_counts[kind] = sh[0];
   } else if (rel == "uv/coordinates") {
@@ -360,16 +370,7 @@ void SequenceWriter::write_static(const std::string& rel, const ArrayView& data)
       throw IoError(s.where(rel) + ": expected int32 [" + std::to_string(faces->second) + ", " +
                     std::to_string(arity) + "] (one row per face of topology/" + kind + "), got " +
                     element_type_name(data.type) + " " + shape_string(sh));
-    const size_t n = element_count(sh);
-    for (size_t i = 0; i < n; ++i) {
-      const std::int64_t idx = data.type == ElementType::Int32
-                                   ? static_cast<const std::int32_t*>(data.data)[i]
-                                   : static_cast<const std::int64_t*>(data.data)[i];
-      if (idx < 0 || static_cast<size_t>(idx) >= *s.uv_count)
-        throw IoError(s.where(rel) + ": index " + std::to_string(idx) + " at element " +
-                      std::to_string(i) + " is outside [0, " + std::to_string(*s.uv_count) +
-                      ") (the rows of uv/coordinates)");
-    }
+    check_index_range(data, s.uv_count, s.where(rel), "the rows of uv/coordinates");
     ftype = ElementType::Int32;
   } else if (rel.rfind("uv/", 0) == 0) {
     throw IoError(s.where(rel) + ": expected uv/coordinates, uv/triangles or uv/quads");

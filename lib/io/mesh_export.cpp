@@ -226,15 +226,14 @@ class FrameSource {
       // The rest pose, else the first frame of the sequence (not of the export: every shard and
       // every frame range must get the same texture coordinates).
       const bool rest = seq.has("rest/position");
-      const Points3 reference = to_points3(
-          rest ? seq.read_static<double>("rest/position").matrix() : seq.positions(0));
-      require_finite_rows(reference,
-                          where_ + (rest ? "/rest/position" : "/points/position: frame " +
-                                                                  std::to_string(seq.frames()[0])));
+      const Points3 reference =
+          to_points3(rest ? seq.read_static<double>("rest/position").matrix() : seq.positions(0));
+      require_finite_rows(reference, where_ + (rest ? "/rest/position"
+                                                    : "/points/position: frame " +
+                                                          std::to_string(seq.frames()[0])));
       box_projection_uv(reference, faces_);
     } else if (job.uv != UvSource::None) {
-      faces_.uv = seq.read_static<float>("uv/coordinates").matrix();
-      require_finite_rows(faces_.uv, where_ + "/uv/coordinates");
+      faces_.uv = seq.uv_coordinates().cast<float>();
       if (faces_.triangles.rows() > 0) faces_.uv_triangles = seq.uv_corners("triangles");
       if (faces_.quads.rows() > 0) faces_.uv_quads = seq.uv_corners("quads");
       if (job.uv == UvSource::CornerAsVertex) {  // the plan found no seam
@@ -626,10 +625,13 @@ MeshExportResult export_cache(const MeshExportParams& params, const Provenance& 
     if (params.uv && source == ExportSource::Mesh && format != ExportFormat::Vdb &&
         format != ExportFormat::Xdmf && topology != "tetrahedra" && seq.has("uv/coordinates")) {
       const bool tris = topology != "quads", quads = topology != "triangles";
-      if ((tris && !seq.has("uv/triangles")) || (quads && !seq.has("uv/quads"))) {
+      const char* missing = tris && !seq.has("uv/triangles") ? "triangles"
+                            : quads && !seq.has("uv/quads")  ? "quads"
+                                                             : nullptr;
+      if (missing) {
         if (note)
-          note(where + "/uv: not written, it has no uv/" + (tris ? "triangles" : "quads") +
-               " for the sequence's topology/" + (tris ? "triangles" : "quads"));
+          note(where + "/uv: not written, it has no uv/" + missing +
+               " for the sequence's topology/" + missing);
       } else if (format == ExportFormat::Ply) {
         PolygonMesh faces;
         if (tris) {
@@ -640,7 +642,7 @@ MeshExportResult export_cache(const MeshExportParams& params, const Provenance& 
           faces.quads = seq.topology("quads");
           faces.uv_quads = seq.uv_corners("quads");
         }
-        faces.uv = seq.read_static<float>("uv/coordinates").matrix();
+        faces.uv = seq.uv_coordinates().cast<float>();  // NaN is an error here, not a seam
         Eigen::Index seams = 0;
         if (vertex_uv(faces, static_cast<Eigen::Index>(seq.point_count()), &seams)) {
           job.uv = UvSource::CornerAsVertex;
@@ -671,13 +673,15 @@ MeshExportResult export_cache(const MeshExportParams& params, const Provenance& 
         format != ExportFormat::Xdmf) {
       if (format == ExportFormat::Ply) {
         if (note)
-          note(where + ": uv_projection box: not written to ply, which holds one texture "
-                       "coordinate per vertex (the projection has seams); obj and usda take it");
+          note(where +
+               ": uv_projection box: not written to ply, which holds one texture "
+               "coordinate per vertex (the projection has seams); obj and usda take it");
       } else {
         job.uv = UvSource::Box;
         if (note && !seq.has("rest/position"))
-          note(where + "/rest/position: none; uv_projection box projects the sequence's first "
-                       "frame");
+          note(where +
+               "/rest/position: none; uv_projection box projects the sequence's first "
+               "frame");
       }
     }
 

@@ -138,7 +138,7 @@ long long resolve_index(const LineReader& reader, long long index, long long cou
   return resolved;
 }
 
-SurfaceMesh parse_obj(LineReader& reader) {
+SurfaceMesh parse_obj(LineReader& reader, ObjTexture texture) {
   std::vector<double> coords, uv_coords;
   std::vector<PendingTriangle> triangles;
   std::vector<long long> corners, uv_corners;
@@ -155,12 +155,17 @@ SurfaceMesh parse_obj(LineReader& reader) {
       for (int d = 0; d < 3; ++d)
         coords.push_back(parse_double(reader, tokens[static_cast<std::size_t>(d) + 1],
                                       std::string("vertex ") + kAxis[d]));
-    } else if (keyword == "vt") {
-      // `vt u [v [w]]`: v defaults to 0 as the format says; w (3D textures) is ignored.
+    } else if (keyword == "vt" && texture == ObjTexture::Read) {
+      // `vt u [v [w]]`: v defaults to 0 as the format says; w (3D textures) is ignored. Values
+      // beyond float32 could not be stored in a cache.
       if (tokens.size() < 2) reader.fail("texture coordinate without a value, expected 'vt u v'");
-      uv_coords.push_back(parse_double(reader, tokens[1], "texture coordinate u"));
-      uv_coords.push_back(
-          tokens.size() > 2 ? parse_double(reader, tokens[2], "texture coordinate v") : 0.0);
+      for (std::size_t d = 1; d < 3; ++d) {
+        const std::string what = d == 1 ? "texture coordinate u" : "texture coordinate v";
+        const double value = tokens.size() > d ? parse_double(reader, tokens[d], what) : 0.0;
+        if (std::abs(value) > std::numeric_limits<float>::max())
+          reader.fail("expected " + what + " within float32's range, got " + in_quotes(tokens[d]));
+        uv_coords.push_back(value);
+      }
     } else if (keyword == "f") {
       const long long vertex_count = static_cast<long long>(coords.size() / 3);
       const long long uv_count = static_cast<long long>(uv_coords.size() / 2);
@@ -186,7 +191,7 @@ SurfaceMesh parse_obj(LineReader& reader) {
           if (!parts[p].empty()) {
             const long long index =
                 parse_integer(reader, parts[p], p == 1 ? "a texture index" : "a normal index");
-            if (p == 1)
+            if (p == 1 && texture == ObjTexture::Read)
               uv = resolve_index(reader, index, uv_count, "texture", "texture coordinate",
                                  "texture coordinates");
           }
@@ -281,9 +286,9 @@ constexpr const char* kNodeHeader = "<#points> 3 <#attributes> <0|1 boundary mar
 
 }  // namespace
 
-SurfaceMesh load_obj(const std::filesystem::path& path) {
+SurfaceMesh load_obj(const std::filesystem::path& path, ObjTexture texture) {
   LineReader reader(path);
-  return parse_obj(reader);
+  return parse_obj(reader, texture);
 }
 
 TetMesh load_tetgen(const std::filesystem::path& node_or_ele_or_stem) {

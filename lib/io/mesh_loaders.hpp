@@ -10,21 +10,27 @@
 
 namespace datadyn {
 
-/// Reads the geometry of a Wavefront OBJ file.
+/// Whether load_obj reads texture coordinates: a body or a pose needs only the geometry, and a
+/// damaged `vt` line there should not stop it.
+enum class ObjTexture { Ignore, Read };
+
+/// Reads the geometry of a Wavefront OBJ file, and its texture coordinates with ObjTexture::Read.
 /// `v x y z [w ...]` lines give vertices (metres; extra numbers such as w or vertex colours are
-/// ignored); `vt u [v [w]]` lines give texture coordinates (v = 0 when missing, w ignored);
-/// `f` lines give polygons with corners `v`, `v/vt`, `v/vt/vn` or `v//vn`, 1-based, or
-/// negative = relative to the last vertex (texture coordinate) read so far (-1 is the last).
-/// Polygons with more than three corners are fan-triangulated from their first corner:
-/// (c0, c_i, c_i+1). `#` starts a comment; a line ending in `\` continues on the next line; vn,
-/// o, g, s, usemtl, mtllib, l, p and any other statement are ignored (as Blender and Houdini do).
-/// Positive face indices may refer to vertices defined later in the file.
-/// @return #V vertices and #T triangles, in file order, winding kept as in the file; the `vt`
-///   values and every triangle corner's index into them when some corner has one (a corner
-///   without one gets (0, 0), an extra last row, as Blender's importer gives it).
+/// ignored); `vt u [v [w]]` lines give texture coordinates (v = 0 when missing, w ignored; within
+/// float32's range); `f` lines give polygons with corners `v`, `v/vt`, `v/vt/vn` or `v//vn`,
+/// 1-based, or negative = relative to the last vertex (texture coordinate) read so far (-1 is
+/// the last). Polygons with more than three corners are fan-triangulated from their first
+/// corner: (c0, c_i, c_i+1). `#` starts a comment; a line ending in `\` continues on the next
+/// line; vn, o, g, s, usemtl, mtllib, l, p and any other statement are ignored (as Blender and
+/// Houdini do), and so are vt lines and the vt of a corner (but for its syntax) with
+/// ObjTexture::Ignore. Positive face indices may refer to vertices defined later in the file.
+/// @return #V vertices and #T triangles, in file order, winding kept as in the file; with
+///   ObjTexture::Read the `vt` values and every triangle corner's index into them when some
+///   corner has one (a corner without one gets (0, 0), an extra last row, as Blender's importer
+///   gives it).
 /// @throws IoError if the file cannot be read, a number is malformed or not finite, a face has
 ///   fewer than three corners, an index is 0 or out of range, or the file has no vertex.
-SurfaceMesh load_obj(const std::filesystem::path& path);
+SurfaceMesh load_obj(const std::filesystem::path& path, ObjTexture texture = ObjTexture::Ignore);
 
 /// Reads a TetGen mesh: `stem.node` and `stem.ele`.
 /// @param node_or_ele_or_stem `mesh.node`, `mesh.ele` or the stem `mesh` (`mesh.1` means

@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <limits>
 #include <regex>
 #include <set>
 
@@ -12,6 +13,7 @@
 #include "io/mesh_export.hpp"
 #include "support/export_caches.hpp"
 #include "support/format_readers.hpp"
+#include "support/h5_poke.hpp"
 #include "support/process.hpp"
 #include "support/temp_dir.hpp"
 
@@ -652,4 +654,51 @@ TEST_CASE("export: uv_projection box gives a mesh without texture coordinates th
   const auto cloth = test::read_obj(fx.dir / "cloth.0001.obj");
   REQUIRE(cloth.vt.size() == cloth.v.size());
   CHECK(cloth.vt[7].cast<float>() == test::cloth_uv(7));
+}
+
+TEST_CASE("export: damaged or incomplete face-varying texture coordinates are named") {
+  TempDir dir;
+  // NaN in uv/coordinates (another program's damage: the writer refuses it): every mesh format
+  // stops naming the row, PLY too (it did read as a seam and the file was written without).
+  const auto nan = dir / "nan.h5";
+  test::write_seam_cache(nan, 0.0f);
+  test::poke_float(nan, "/sequences/sheet/uv/coordinates", 2 * 5 + 1,
+                   std::numeric_limits<double>::quiet_NaN());
+  MeshExportParams p;
+  p.input = nan;
+  for (const char* out : {"n.####.ply", "n.####.obj", "n.usda"}) {
+    INFO(out);
+    p.output = dir / out;
+    CHECK_THROWS_WITH_AS(export_cache(p, kProvenance),
+                         doctest::Contains("nan.h5: /sequences/sheet/uv/coordinates: row 5 is "
+                                           "not finite"),
+                         IoError);
+  }
+  // Triangles and quads with the triangles' corners only: left out, the note naming the quads.
+  const auto half = dir / "half.h5";
+  {
+    CacheWriter w(half, {"export-test 1", "export-test", "{}", ""});
+    auto& s = w.add_sequence("mixed", {24.0, 3});
+    Triangles t(1, 3);
+    t << 0, 1, 2;
+    Quads q(1, 4);
+    q << 1, 3, 4, 2;
+    s.write_static("topology/triangles", view(t));
+    s.write_static("topology/quads", view(q));
+    FaceVaryingUv uv;
+    uv.coordinates = Eigen::Matrix<double, 3, 2, Eigen::RowMajor>::Identity(3, 2);
+    uv.corners = t;
+    write_face_uv(s, uv);
+    s.append_frame(1, 0.0, {{"points/position", view(test::cube_points(0).topRows(5).eval())}});
+    w.commit();
+  }
+  std::vector<std::string> notes;
+  p.input = half;
+  p.output = dir / "half.####.obj";
+  export_cache(p, kProvenance, {}, [&](const std::string& n) { notes.push_back(n); });
+  CHECK(test::read_obj(dir / "half.0001.obj").vt.empty());
+  REQUIRE(notes.size() == 1);
+  CHECK(notes[0] == half.string() +
+                        ": /sequences/mixed/uv: not written, it has no uv/quads for the "
+                        "sequence's topology/quads");
 }

@@ -82,7 +82,7 @@ TEST_CASE("load_obj: vertices, face corner forms, negative indices, polygons, ig
                                "f -5 -1 -2 -6\n"              // y = 1: 4 8 7 3
                                "f -8 -4 -1 -5\n"              // x = 0: 1 5 8 4
                                "l 1 2\n");
-  const SurfaceMesh mesh = load_obj(p);
+  const SurfaceMesh mesh = load_obj(p, ObjTexture::Read);
   REQUIRE(mesh.vertices.rows() == 8);
   REQUIRE(mesh.triangles.rows() == 12);
   // Exact: decimal integers are represented exactly.
@@ -103,6 +103,8 @@ TEST_CASE("load_obj: vertices, face corner forms, negative indices, polygons, ig
   CHECK(e.unpaired_directed == 0);
   CHECK(test::divergence_volume(mesh.vertices, mesh.triangles) ==
         doctest::Approx(1.0).epsilon(1e-15));
+  // Without ObjTexture::Read, only the geometry.
+  CHECK(load_obj(p).uv.empty());
   // Faces with and without `vt`: those without get (0, 0), appended after the file's four, as
   // Blender gives them; the fan of the textured top quad keeps its indices.
   REQUIRE_FALSE(mesh.uv.empty());
@@ -124,7 +126,7 @@ TEST_CASE("load_obj: texture coordinates per corner, with seams, negative indice
                                "f 1/1 3/2 4/3 2/4\n"
                                "vt 0.5 0\nvt 1 0\nvt 1 1\nvt 0.5\n"  // v defaults to 0
                                "f 3/-4 5/-3 6/-2 4/-1\n");
-  const SurfaceMesh mesh = load_obj(p);
+  const SurfaceMesh mesh = load_obj(p, ObjTexture::Read);
   REQUIRE(mesh.triangles.rows() == 4);
   REQUIRE_FALSE(mesh.uv.empty());
   REQUIRE(mesh.uv.coordinates.rows() == 8);
@@ -216,15 +218,19 @@ TEST_CASE("load_obj: malformed files give IoError with file, line, text and expe
       {"vt_empty.obj", "v 0 0 0\nvt\n", ":2:", "texture coordinate without a value"},
       {"vt_number.obj", "v 0 0 0\nvt 0 y\n",
        ":2:", "expected a number for texture coordinate v, got 'y'"},
+      {"vt_float.obj", "v 0 0 0\nvt 1e39 0\n",
+       ":2:", "expected texture coordinate u within float32's range, got '1e39'"},
       {"empty.obj", "# nothing\n\n", ":2:", "end of file without a vertex"},
   };
   for (const Case& c : cases) {
     INFO(c.name);
     const fs::path p = dir.write(c.name, c.text);
-    const std::string message = io_error_message([&] { load_obj(p); });
+    const std::string message = io_error_message([&] { load_obj(p, ObjTexture::Read); });
     INFO("message: " << message);
     CHECK(contains(message, p.string() + c.line));
     CHECK(contains(message, c.expected));
+    // A body or a pose reads only the geometry: bad texture coordinates do not stop it.
+    if (std::string(c.name).rfind("vt_", 0) == 0) CHECK(load_obj(p).vertices.rows() >= 1);
   }
   // The line number is that of the face, also when the range check happens at the end.
   const fs::path late = dir.write("late.obj", "f 1 2 3\nf 1 2 9\nv 0 0 0\nv 1 0 0\nv 0 1 0\n");
