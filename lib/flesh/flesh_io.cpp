@@ -168,6 +168,8 @@ FleshBody skinned_mesh_body(const MeshBodyConfig& m, const FleshSimulationParams
     body.surface_uv.coordinates = skin.uv;
     body.surface_uv.corners = skin.triangles;
   }
+  if (orient_outward(surface.vertices, body.surface, body.surface_uv.corners))
+    spdlog::info("{}: the faces wind inward; written turned outward", m.file);
   const Eigen::MatrixXd inside =
       nearest_vertex_weights(surface.vertices, weights, body.mesh.vertices);
   std::vector<Eigen::Vector3d> joints;
@@ -418,6 +420,7 @@ void run_fit(app::Context& ctx) {
   // own, started at rest on the target as apply restarts it there.
   std::deque<std::vector<Points3>> parts;  // target and truth frames of each part (stable)
   std::vector<FitSequence> seqs;
+  std::vector<const std::int64_t*> first_number;  // of each sequence fitted: its frame numbers
   for (std::size_t s = 0; s < targets.size(); ++s) {
     const std::string name = inputs[s].filename().string();
     const double dt = 1.0 / targets[s].frame_rate;
@@ -425,6 +428,7 @@ void run_fit(app::Context& ctx) {
     if (c.teleport_distance > 0.0) cuts = jump_frames(targets[s].frames, c.teleport_distance);
     if (cuts.empty()) {
       seqs.push_back({name, &targets[s].frames, &truths[s].frames, dt});
+      first_number.push_back(targets[s].numbers.data());
       continue;
     }
     const std::vector<std::int64_t>& numbers = targets[s].numbers;
@@ -449,6 +453,7 @@ void run_fit(app::Context& ctx) {
       const auto& truth =
           parts.emplace_back(truths[s].frames.begin() + from, truths[s].frames.begin() + to);
       seqs.push_back({part, &target, &truth, dt});
+      first_number.push_back(numbers.data() + from);
     }
   }
   if (seqs.empty())
@@ -487,17 +492,23 @@ void run_fit(app::Context& ctx) {
   json report = json::object();
   report["vertices"] = N;
   report["sequences"] = json::array();
-  for (const auto& s : fit.sequences) {
+  for (std::size_t k = 0; k < fit.sequences.size(); ++k) {
+    const SequenceFitReport& s = fit.sequences[k];
     spdlog::info(
         "{}: rms error {:.3e} m with the target alone, {:.3e} m with springs; {} frames "
         "rejected",
         s.name, s.rms_target, s.rms_fitted, s.rejected_frames.size());
+    // Frame numbers of the cache, also for a part cut out of a sequence.
+    const std::int64_t* numbers = first_number[k];
+    std::vector<std::int64_t> rejected;
+    for (const int f : s.rejected_frames) rejected.push_back(numbers[f]);
     report["sequences"].push_back({{"name", s.name},
+                                   {"frames", {numbers[0], numbers[seqs[k].target->size() - 1]}},
                                    {"loss_target_m2", s.loss_target},
                                    {"loss_fitted_m2", s.loss_fitted},
                                    {"rms_target_m", s.rms_target},
                                    {"rms_fitted_m", s.rms_fitted},
-                                   {"rejected_frames", s.rejected_frames}});
+                                   {"rejected_frames", rejected}});
   }
   const Eigen::VectorXd& ks = fit.springs.ks;
   const Eigen::VectorXd& kd = fit.springs.kd;

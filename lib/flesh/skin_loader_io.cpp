@@ -96,8 +96,12 @@ LoadedSkin load_skin_animation(const std::filesystem::path& path,
   }
   if (mesh->HasTextureCoords(0)) {
     out.uv.resize(mesh->mNumVertices, 2);
-    for (unsigned v = 0; v < mesh->mNumVertices; ++v)
+    for (unsigned v = 0; v < mesh->mNumVertices; ++v) {
       out.uv.row(v) << mesh->mTextureCoords[0][v].x, mesh->mTextureCoords[0][v].y;
+      if (!out.uv.row(v).allFinite())
+        throw IoError(path.string() + ": texture coordinate of vertex " + std::to_string(v) +
+                      " is not finite");
+    }
   }
   out.weights = Eigen::MatrixXd::Zero(mesh->mNumVertices, mesh->mNumBones);
   const aiAnimation* anim = scene->mNumAnimations > 0 ? scene->mAnimations[0] : nullptr;

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include <Eigen/Geometry>
 #include <nlohmann/json.hpp>
 
 #include "io/cache.hpp"
@@ -358,9 +359,10 @@ TEST_CASE(
     for (int f = 0; f < 6; ++f)
       for (const auto& [u, v] : {std::pair{0.0, 0.0}, {1.0, 0.0}, {1.0, 1.0}, {0.0, 1.0}})
         obj << "vt " << (f + u) / 6.0 << ' ' << v << '\n';
+    // The corners in reverse: counter-clockwise seen from outside.
     for (int f = 0; f < 6; ++f) {
       obj << 'f';
-      for (int c = 0; c < 4; ++c) obj << ' ' << faces[f][c] + 1 << '/' << 4 * f + c + 1;
+      for (int c = 3; c >= 0; --c) obj << ' ' << faces[f][c] + 1 << '/' << 4 * f + c + 1;
       obj << '\n';
     }
   }
@@ -381,6 +383,10 @@ TEST_CASE(
   const auto in = datadyn::test::read_obj(dir / "box.obj");
   const auto out = datadyn::test::read_obj(dir / "box.0003.obj");
   REQUIRE(out.f.size() == 12);  // the quads as two triangles each
+  // Outward faces (the test's own file, and the export keeps its winding): positive volume.
+  double volume = 0;
+  for (const auto& f : out.f) volume += out.v[f[0]].dot(out.v[f[1]].cross(out.v[f[2]])) / 6;
+  CHECK(volume > 0);
   REQUIRE(out.ft.size() == 12);
   for (std::size_t t = 0; t < 12; ++t) {
     const std::size_t quad = t / 2;

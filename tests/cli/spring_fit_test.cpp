@@ -3,6 +3,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <functional>
@@ -722,12 +723,22 @@ TEST_CASE("spring-fit: fit cuts a training sequence at a teleport and fits each 
   REQUIRE(report["sequences"].size() == 2);
   CHECK(report["sequences"][0]["name"] == "cut.h5 frames 1-45");
   CHECK(report["sequences"][1]["name"] == "cut.h5 frames 46-90");
+  CHECK(report["sequences"][1]["frames"] == nlohmann::json::array({46, 90}));
   // Without the key the jump throws every spring 2 m off its target: the fit is far worse.
   r = run_command(kSpringFit + " fit -q -i " + (dir / "cut.h5").string() + " -o " +
                   (dir / "whole.h5").string());
   REQUIRE(r.exit_code == 0);
   const auto whole = read_json(dir / "whole.report.json");
   REQUIRE(whole["sequences"].size() == 1);
+  CHECK(whole["sequences"][0]["frames"] == nlohmann::json::array({1, 90}));
+  // The frames the fit rejects are given as the cache's frame numbers: here from frame 45,
+  // whose tangent already reaches across the jump to frame 46 (measured: 45-51 and 77; as
+  // 0-based indices they would start at 44).
+  const auto& rejected = whole["sequences"][0]["rejected_frames"];
+  MESSAGE("rejected without cutting: " << rejected.dump());
+  REQUIRE_FALSE(rejected.empty());
+  CHECK(rejected[0] == 45);
+  CHECK(std::find(rejected.begin(), rejected.end(), 46) != rejected.end());
   double split_loss = 0.0;
   for (const auto& s : report["sequences"]) split_loss += s["loss_fitted_m2"].get<double>();
   MESSAGE("fitted loss: split " << split_loss << " m^2, whole "
