@@ -87,6 +87,7 @@ struct Job {
   std::vector<std::string> attributes;  // written per vertex
   std::string color;                    // colour attribute, "" for none
   UvSource uv = UvSource::None;         // texture coordinates written
+  TextureCoordinates vertex_uv;         // CornerAsVertex: the values per vertex, made by the plan
   double voxel_size = 0, radius = 0;    // level sets from particles or meshes
 };
 
@@ -232,15 +233,12 @@ class FrameSource {
                                                     : "/points/position: frame " +
                                                           std::to_string(seq.frames()[0])));
       box_projection_uv(reference, faces_);
-    } else if (job.uv != UvSource::None) {
+    } else if (job.uv == UvSource::CornerAsVertex) {
+      faces_.uv = job.vertex_uv;
+    } else if (job.uv == UvSource::Corner) {
       faces_.uv = seq.uv_coordinates().cast<float>();
       if (faces_.triangles.rows() > 0) faces_.uv_triangles = seq.uv_corners("triangles");
       if (faces_.quads.rows() > 0) faces_.uv_quads = seq.uv_corners("quads");
-      if (job.uv == UvSource::CornerAsVertex) {  // the plan found no seam
-        faces_.uv = vertex_uv(faces_, static_cast<Eigen::Index>(seq.point_count())).value();
-        faces_.uv_triangles.resize(0, 3);
-        faces_.uv_quads.resize(0, 4);
-      }
     }
     if (!job.color.empty() && !seq.is_per_frame("points/" + job.color))
       static_[job.color] = seq.read_static<float>("points/" + job.color);
@@ -644,8 +642,10 @@ MeshExportResult export_cache(const MeshExportParams& params, const Provenance& 
         }
         faces.uv = seq.uv_coordinates().cast<float>();  // NaN is an error here, not a seam
         Eigen::Index seams = 0;
-        if (vertex_uv(faces, static_cast<Eigen::Index>(seq.point_count()), &seams)) {
+        if (auto per_vertex =
+                vertex_uv(faces, static_cast<Eigen::Index>(seq.point_count()), &seams)) {
           job.uv = UvSource::CornerAsVertex;
+          job.vertex_uv = std::move(*per_vertex);
         } else if (note) {
           note(where + "/uv: not written to ply: " + std::to_string(seams) +
                " vertices lie on a seam (two texture coordinates) and PLY holds one per vertex; "
