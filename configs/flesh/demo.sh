@@ -14,6 +14,6 @@ sf="$bin/spring-fit"
 "$sf" fit -i "$out/swing.h5" -i "$out/bounce.h5" -o "$out/springs.h5"
 "$sf" simulate --set motion.kind=shake -o "$out/shake.h5"
 "$sf" apply -i "$out/shake.h5" -i "$out/springs.h5" -o "$out/shake_springs.h5"
-"$bin/mesh-export" -i "$out/shake_springs.h5" -o "$out/shake_springs.pc2"
+"$bin/mesh-export" -i "$out/shake_springs.h5" --set uv_projection=box -o "$out/shake_springs.pc2"
 echo "flesh demo: jiggle on a held-out motion in $out/shake_springs.pc2 (on shake_springs.obj);" \
      "errors in $out/shake_springs.report.json"
