@@ -77,25 +77,21 @@ void write_obj(const std::filesystem::path& path, const PolygonMesh& mesh,
       buf.clear();
     }
   };
-  for (Eigen::Index i = 0; i < mesh.points.rows(); ++i) {
-    buf += "v ";
-    text::append_number(buf, mesh.points(i, 0));
-    buf += ' ';
-    text::append_number(buf, mesh.points(i, 1));
-    buf += ' ';
-    text::append_number(buf, mesh.points(i, 2));
-    buf += '\n';
-    flush();
-  }
+  // `v x y z` and `vt u v` lines: a row of numbers each.
+  const auto rows = [&](const char* tag, const auto& m) {
+    for (Eigen::Index i = 0; i < m.rows(); ++i) {
+      buf += tag;
+      for (Eigen::Index j = 0; j < m.cols(); ++j) {
+        buf += ' ';
+        text::append_number(buf, m(i, j));
+      }
+      buf += '\n';
+      flush();
+    }
+  };
+  rows("v", mesh.points);
+  rows("vt", mesh.uv);
   const bool uv = mesh.uv.rows() != 0;
-  for (Eigen::Index i = 0; i < mesh.uv.rows(); ++i) {
-    buf += "vt ";
-    text::append_number(buf, mesh.uv(i, 0));
-    buf += ' ';
-    text::append_number(buf, mesh.uv(i, 1));
-    buf += '\n';
-    flush();
-  }
   // `t` holds each corner's texture coordinate: the face-varying indices, or the faces
   // themselves (vertex i has texture coordinate i).
   auto faces = [&](const auto& f, const auto& t) {
