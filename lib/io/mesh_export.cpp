@@ -69,10 +69,9 @@ std::string frames_text(const std::vector<std::int64_t>& frames) {
          std::to_string(frames.back());
 }
 
-/// Where the texture coordinates written come from: points/uv, the face-varying uv/ group as it
-/// is, uv/ turned into one value per vertex (for PLY; only where there is no seam), or a box
-/// projection of the rest pose (uv_projection).
-enum class UvSource { None, Vertex, Corner, CornerAsVertex, Box };
+/// Where the texture coordinates written come from: points/uv, the face-varying uv/ group (PLY
+/// splits its vertices at the seams), or a box projection of the rest pose (uv_projection).
+enum class UvSource { None, Vertex, Corner, Box };
 
 /// The plan for one sequence: everything checked, nothing written.
 struct Job {
@@ -87,7 +86,6 @@ struct Job {
   std::vector<std::string> attributes;  // written per vertex
   std::string color;                    // colour attribute, "" for none
   UvSource uv = UvSource::None;         // texture coordinates written
-  TextureCoordinates vertex_uv;         // CornerAsVertex: the values per vertex, made by the plan
   double voxel_size = 0, radius = 0;    // level sets from particles or meshes
 };
 
@@ -233,8 +231,6 @@ class FrameSource {
                                                     : "/points/position: frame " +
                                                           std::to_string(seq.frames()[0])));
       box_projection_uv(reference, faces_);
-    } else if (job.uv == UvSource::CornerAsVertex) {
-      faces_.uv = job.vertex_uv;
     } else if (job.uv == UvSource::Corner) {
       faces_.uv = seq.uv_coordinates().cast<float>();
       if (faces_.triangles.rows() > 0) faces_.uv_triangles = seq.uv_corners("triangles");
@@ -630,29 +626,27 @@ MeshExportResult export_cache(const MeshExportParams& params, const Provenance& 
         if (note)
           note(where + "/uv: not written, it has no uv/" + missing +
                " for the sequence's topology/" + missing);
-      } else if (format == ExportFormat::Ply) {
-        PolygonMesh faces;
-        if (tris) {
-          faces.triangles = seq.topology("triangles");
-          faces.uv_triangles = seq.uv_corners("triangles");
-        }
-        if (quads) {
-          faces.quads = seq.topology("quads");
-          faces.uv_quads = seq.uv_corners("quads");
-        }
-        faces.uv = seq.uv_coordinates().cast<float>();  // NaN is an error here, not a seam
-        Eigen::Index seams = 0;
-        if (auto per_vertex =
-                vertex_uv(faces, static_cast<Eigen::Index>(seq.point_count()), &seams)) {
-          job.uv = UvSource::CornerAsVertex;
-          job.vertex_uv = std::move(*per_vertex);
-        } else if (note) {
-          note(where + "/uv: not written to ply: " + std::to_string(seams) +
-               " vertices lie on a seam (two texture coordinates) and PLY holds one per vertex; "
-               "obj and usda keep them");
-        }
       } else {
         job.uv = UvSource::Corner;
+        if (format == ExportFormat::Ply) {
+          PolygonMesh faces;
+          if (tris) {
+            faces.triangles = seq.topology("triangles");
+            faces.uv_triangles = seq.uv_corners("triangles");
+          }
+          if (quads) {
+            faces.quads = seq.topology("quads");
+            faces.uv_quads = seq.uv_corners("quads");
+          }
+          faces.uv = seq.uv_coordinates().cast<float>();
+          const auto points = static_cast<Eigen::Index>(seq.point_count());
+          const SeamSplit split = split_uv_seams(faces, points);
+          if (note && split.seam_vertices > 0)
+            note(where + "/uv: " + std::to_string(split.seam_vertices) +
+                 " vertices lie on a seam and PLY holds one texture coordinate per vertex: the " +
+                 std::to_string(split.copied.size()) + " copies they need follow the cache's " +
+                 std::to_string(points) + " vertices");
+        }
       }
     } else if (params.uv && source == ExportSource::Mesh && seq.has("points/uv") &&
                format != ExportFormat::Vdb && format != ExportFormat::Xdmf) {
@@ -671,18 +665,15 @@ MeshExportResult export_cache(const MeshExportParams& params, const Provenance& 
     if (params.uv && params.uv_projection == UvProjection::Box && job.uv == UvSource::None &&
         source == ExportSource::Mesh && format != ExportFormat::Vdb &&
         format != ExportFormat::Xdmf) {
-      if (format == ExportFormat::Ply) {
-        if (note)
-          note(where +
-               ": uv_projection box: not written to ply, which holds one texture "
-               "coordinate per vertex (the projection has seams); obj and usda take it");
-      } else {
-        job.uv = UvSource::Box;
-        if (note && !seq.has("rest/position"))
-          note(where +
-               "/rest/position: none; uv_projection box projects the sequence's first "
-               "frame");
-      }
+      job.uv = UvSource::Box;
+      if (note && format == ExportFormat::Ply)
+        note(where +
+             ": uv_projection box: PLY holds one texture coordinate per vertex, so the vertices "
+             "on the projection's seams are copied after the cache's");
+      if (note && !seq.has("rest/position"))
+        note(where +
+             "/rest/position: none; uv_projection box projects the sequence's first "
+             "frame");
     }
 
     // Level sets from particles or meshes need a voxel size and a radius: resolve them now, so a
@@ -875,7 +866,7 @@ MeshExportResult export_cache(const MeshExportParams& params, const Provenance& 
           } else {
             const auto colors = frame_colors(f);
             write_ply(path, frame_mesh(f), frame_attributes(f), colors ? &*colors : nullptr,
-                      metadata(f));
+                      metadata(f), params.smooth_shading);
           }
           tick();
         }

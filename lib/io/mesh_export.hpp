@@ -103,11 +103,11 @@ struct MeshExportParams {
   bool uv = true;
   /// For a mesh sequence without texture coordinates: make them by box projection of its rest
   /// pose (rest/position, else its first frame), the same on every frame and every shard (obj,
-  /// usda and the OBJ beside a pc2 or mdd; PLY cannot hold the projection's seams).
+  /// ply, usda and the OBJ beside a pc2 or mdd; PLY copies the vertices on the seams).
   UvProjection uv_projection = UvProjection::None;
   /// Smooth shading instead of facets: OBJ marks its faces smooth-shaded (`s 1`; Blender imports
-  /// an OBJ without it flat), USDA carries time-sampled vertex normals (renderers shade a
-  /// non-subdivided mesh without normals flat).
+  /// an OBJ without it flat), PLY and USDA carry vertex normals (renderers shade a non-subdivided
+  /// mesh without normals flat).
   bool smooth_shading = true;
   ExportColorParams color;
   ExportLevelSetParams level_set;

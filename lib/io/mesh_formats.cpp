@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -199,40 +200,51 @@ void box_projection_uv(const Points3& reference, PolygonMesh& mesh) {
     mesh.uv.row(static_cast<Eigen::Index>(i)) << values[i][0], values[i][1];
 }
 
-std::optional<TextureCoordinates> vertex_uv(const PolygonMesh& mesh, Eigen::Index vertex_count,
-                                            Eigen::Index* seam_vertices) {
+SeamSplit split_uv_seams(const PolygonMesh& mesh, Eigen::Index vertex_count) {
   const Eigen::Index n = vertex_count;
-  TextureCoordinates out = TextureCoordinates::Zero(n, 2);
-  std::vector<char> set(static_cast<std::size_t>(n), 0), seam(static_cast<std::size_t>(n), 0);
-  auto visit = [&](const auto& f, const auto& t) {
-    for (Eigen::Index i = 0; i < f.rows(); ++i)
-      for (Eigen::Index j = 0; j < f.cols(); ++j) {
-        const auto v = static_cast<std::size_t>(f(i, j));
-        const auto value = mesh.uv.row(t(i, j));
-        if (!set[v]) {
-          out.row(f(i, j)) = value;
-          set[v] = 1;
-        } else if (out.row(f(i, j)) != value) {
-          seam[v] = 1;
+  SeamSplit out;
+  // values[v]: the values vertex v has met so far, each with the split vertex that carries it.
+  std::vector<std::vector<std::pair<Eigen::Vector2f, Eigen::Index>>> values(
+      static_cast<std::size_t>(n));
+  std::vector<Eigen::Vector2f> added;  // the values of the copies
+  auto split = [&](const auto& faces, const auto& corners, auto& into) {
+    into.resize(faces.rows(), faces.cols());
+    for (Eigen::Index i = 0; i < faces.rows(); ++i)
+      for (Eigen::Index j = 0; j < faces.cols(); ++j) {
+        const Eigen::Index v = faces(i, j);
+        const Eigen::Vector2f value = mesh.uv.row(corners(i, j)).transpose();
+        auto& seen = values[static_cast<std::size_t>(v)];
+        auto it =
+            std::find_if(seen.begin(), seen.end(), [&](const auto& s) { return s.first == value; });
+        if (it == seen.end()) {
+          Eigen::Index target = v;
+          if (!seen.empty()) {
+            if (seen.size() == 1) ++out.seam_vertices;
+            target = n + static_cast<Eigen::Index>(out.copied.size());
+            out.copied.push_back(v);
+            added.push_back(value);
+          }
+          seen.emplace_back(value, target);
+          it = std::prev(seen.end());
         }
+        into(i, j) = static_cast<int>(it->second);
       }
   };
-  visit(mesh.triangles, mesh.uv_triangles);
-  visit(mesh.quads, mesh.uv_quads);
-  const auto seams = static_cast<Eigen::Index>(std::count(seam.begin(), seam.end(), 1));
-  if (seam_vertices) *seam_vertices = seams;
-  if (seams > 0) return std::nullopt;
+  split(mesh.triangles, mesh.uv_triangles, out.triangles);
+  split(mesh.quads, mesh.uv_quads, out.quads);
+  out.uv = TextureCoordinates::Zero(n + static_cast<Eigen::Index>(added.size()), 2);
+  for (Eigen::Index v = 0; v < n; ++v)
+    if (!values[static_cast<std::size_t>(v)].empty())
+      out.uv.row(v) = values[static_cast<std::size_t>(v)].front().first.transpose();
+  for (std::size_t k = 0; k < added.size(); ++k)
+    out.uv.row(n + static_cast<Eigen::Index>(k)) = added[k].transpose();
   return out;
 }
 
 void write_ply(const std::filesystem::path& path, const PolygonMesh& mesh,
                const std::vector<VertexAttribute>& attributes, const VertexColors* colors,
-               const Metadata& metadata) {
+               const Metadata& metadata, bool smooth_shading) {
   check_indices(path, mesh);
-  if (mesh.face_varying_uv())
-    throw IoError(path.string() +
-                  ": PLY holds one texture coordinate per vertex, the mesh has "
-                  "them per face corner");
   const Eigen::Index n = mesh.points.rows();
   for (const auto& a : attributes)
     if (a.values.rows() != n)
@@ -242,12 +254,24 @@ void write_ply(const std::filesystem::path& path, const PolygonMesh& mesh,
     throw IoError(path.string() + ": colours: expected " + std::to_string(n) + " rows, got " +
                   std::to_string(colors->rows()));
 
+  // PLY holds one value per vertex: split the vertices at the seams, copies after the mesh's.
+  std::optional<SeamSplit> split;
+  if (mesh.face_varying_uv()) split = split_uv_seams(mesh, n);
+  const Eigen::Index rows = split ? split->uv.rows() : n;
+  const TextureCoordinates& uv = split ? split->uv : mesh.uv;
+  const Eigen::Index faces = mesh.triangles.rows() + mesh.quads.rows();
+  const bool own_normals = std::any_of(attributes.begin(), attributes.end(), [](const auto& a) {
+    return a.name == "normal" && a.values.cols() == 3;
+  });
+  Points3 normals;
+  if (smooth_shading && faces > 0 && !own_normals) normals = vertex_normals(mesh);
+
   std::string h = "ply\nformat binary_little_endian 1.0\n";
   for (const auto& [k, v] : metadata) h += "comment " + k + ": " + one_line(v) + "\n";
-  h += "element vertex " + std::to_string(n) + "\n";
+  h += "element vertex " + std::to_string(rows) + "\n";
   h += "property float x\nproperty float y\nproperty float z\n";
-  const bool uv = mesh.uv.rows() != 0;
-  if (uv) h += "property float s\nproperty float t\n";
+  if (normals.rows() != 0) h += "property float nx\nproperty float ny\nproperty float nz\n";
+  if (uv.rows() != 0) h += "property float s\nproperty float t\n";
   for (const auto& a : attributes) {
     const Eigen::Index c = a.values.cols();
     for (Eigen::Index j = 0; j < c; ++j) {
@@ -260,7 +284,6 @@ void write_ply(const std::filesystem::path& path, const PolygonMesh& mesh,
     }
   }
   if (colors) h += "property uchar red\nproperty uchar green\nproperty uchar blue\n";
-  const Eigen::Index faces = mesh.triangles.rows() + mesh.quads.rows();
   if (faces > 0)
     h += "element face " + std::to_string(faces) + "\nproperty list uchar int vertex_indices\n";
   h += "end_header\n";
@@ -275,10 +298,13 @@ void write_ply(const std::filesystem::path& path, const PolygonMesh& mesh,
       buf.clear();
     }
   };
-  for (Eigen::Index i = 0; i < n; ++i) {
+  for (Eigen::Index r = 0; r < rows; ++r) {
+    const Eigen::Index i = split ? split->original(r, n) : r;  // a copy repeats its original
     for (int d = 0; d < 3; ++d) put_le(buf, static_cast<float>(mesh.points(i, d)));
-    if (uv)
-      for (int d = 0; d < 2; ++d) put_le(buf, mesh.uv(i, d));
+    if (normals.rows() != 0)
+      for (int d = 0; d < 3; ++d) put_le(buf, static_cast<float>(normals(i, d)));
+    if (uv.rows() != 0)
+      for (int d = 0; d < 2; ++d) put_le(buf, uv(r, d));
     for (const auto& a : attributes)
       for (Eigen::Index j = 0; j < a.values.cols(); ++j) put_le(buf, a.values(i, j));
     if (colors)
@@ -292,8 +318,8 @@ void write_ply(const std::filesystem::path& path, const PolygonMesh& mesh,
       flush();
     }
   };
-  write_faces(mesh.triangles);
-  write_faces(mesh.quads);
+  write_faces(split ? split->triangles : mesh.triangles);
+  write_faces(split ? split->quads : mesh.quads);
   file.write(buf);
   file.commit();
 }

@@ -37,12 +37,26 @@ struct PolygonMesh {
   bool face_varying_uv() const { return uv_triangles.rows() + uv_quads.rows() > 0; }
 };
 
-/// The per-vertex texture coordinates (#vertex_count by 2) of a mesh with face-varying ones when
-/// every vertex has one value at all its corners (vertices on no face get (0, 0)); std::nullopt
-/// when some vertex lies on a seam. `seam_vertices`, if given, receives the number of such
-/// vertices. The mesh's points are not used. @pre face indices < vertex_count.
-std::optional<TextureCoordinates> vertex_uv(const PolygonMesh& mesh, Eigen::Index vertex_count,
-                                            Eigen::Index* seam_vertices = nullptr);
+/// Face-varying texture coordinates made one per vertex, as PLY holds them: a vertex whose
+/// corners carry k different values becomes k vertices. The first value a vertex meets keeps the
+/// vertex's index; each further one is a copy appended after the mesh's vertices, in the order the
+/// corners first show it (triangles, then quads, row by row), so vertex i < vertex_count is still
+/// vertex i. Values are told apart bit for bit. Vertices on no face get (0, 0).
+struct SeamSplit {
+  std::vector<Eigen::Index> copied;  ///< the original of vertex vertex_count + k
+  Triangles triangles;               ///< the mesh's faces on the split vertices
+  Quads quads;
+  TextureCoordinates uv;           ///< (vertex_count + copied.size()) by 2
+  Eigen::Index seam_vertices = 0;  ///< vertices with at least one copy
+  /// The original vertex of split vertex `i`.
+  Eigen::Index original(Eigen::Index i, Eigen::Index vertex_count) const {
+    return i < vertex_count ? i : copied[static_cast<std::size_t>(i - vertex_count)];
+  }
+};
+
+/// Splits `mesh`'s vertices at its texture seams (SeamSplit). The mesh's points are not used.
+/// @pre mesh.face_varying_uv(), face indices < vertex_count.
+SeamSplit split_uv_seams(const PolygonMesh& mesh, Eigen::Index vertex_count);
 
 /// Ordered key/value text recorded in an output ("generator", "config", "source", ...).
 using Metadata = std::vector<std::pair<std::string, std::string>>;
@@ -80,17 +94,19 @@ void write_obj(const std::filesystem::path& path, const PolygonMesh& mesh,
                const std::string& object_name, const Metadata& metadata = {},
                bool smooth_shading = false);
 
-/// Writes a binary little-endian PLY: `element vertex` with float x, y, z, float s, t (texture
-/// coordinates, when the mesh has them: the names Blender's and trimesh's readers take), one float
-/// property
-/// per attribute component (`<name>` for C = 1, `<name>_0`..`<name>_{C-1}` otherwise; for a
-/// "normal" attribute with C = 3: nx, ny, nz), optional uchar red/green/blue, and `element face`
-/// with `list uchar int vertex_indices` (omitted for a point cloud). Metadata as `comment key:
-/// value` lines. @pre every attribute and `colors` (if not null) has #V rows; texture coordinates
-/// per vertex (PLY has no face-varying values: see vertex_uv).
+/// Writes a binary little-endian PLY: `element vertex` with float x, y, z, with `smooth_shading`
+/// (and faces) float nx, ny, nz (vertex_normals), float s, t (texture coordinates, when the mesh
+/// has them: the names Blender's and trimesh's readers take), one float property per attribute
+/// component (`<name>` for C = 1, `<name>_0`..`<name>_{C-1}` otherwise; for a "normal" attribute
+/// with C = 3: nx, ny, nz, which then stand for the computed ones), optional uchar
+/// red/green/blue, and `element face` with `list uchar int vertex_indices` (omitted for a point
+/// cloud). Face-varying texture coordinates are split at their seams (split_uv_seams): a copy
+/// carries its original's position, normal, attributes and colour. Metadata as `comment key:
+/// value` lines. @pre every attribute and `colors` (if not null) has #V rows.
 void write_ply(const std::filesystem::path& path, const PolygonMesh& mesh,
                const std::vector<VertexAttribute>& attributes = {},
-               const VertexColors* colors = nullptr, const Metadata& metadata = {});
+               const VertexColors* colors = nullptr, const Metadata& metadata = {},
+               bool smooth_shading = false);
 
 /// Colours of a scalar map through a perceptual ramp (viridis, 9 stops): values at or below
 /// `lo` are dark blue, at or above `hi` yellow. @pre hi > lo.

@@ -5,7 +5,8 @@
   float32);
 - that OBJ's faces smooth-shaded (its `s 1`; Blender shades an OBJ without it flat);
 - the cache's texture coordinates as the UV map of that OBJ and of a PLY (1e-6: float32 in both
-  files and in Blender), and face-varying ones with a seam as the UV map of another OBJ;
+  files and in Blender), and face-varying ones with a seam as the UV map of another OBJ and of
+  a PLY, which holds them per vertex by copying the vertices on the seam;
 - a .vdb level set as a volume, whose grids list `surface` as a float grid.
 
 Usage: blender -b --factory-startup --python-exit-code 3 --python blender_check.py -- DIR FRAMES
@@ -57,24 +58,35 @@ def cloth_triangles():
     return tris
 
 
-def check_seam_uv(obj, what):
+def check_seam_uv(obj, what, copies=False):
     """Corner k of triangle t has the cloth's (u, v), u shifted by 1 on the second half of the
     triangles (export_caches.hpp's seam_uv with shift 1): the vertices both halves share have
-    two coordinates."""
+    two coordinates. With `copies` a corner may sit on a copy of its vertex, appended after the
+    cache's vertices at the same position (frame 1)."""
     tris = cloth_triangles()
     layer = obj.data.uv_layers.active
     assert layer is not None, f"{what}: no UV map"
     assert len(obj.data.polygons) == len(tris), f"{what}: {len(obj.data.polygons)} faces"
     worst = 0.0
+    used = set()
     for t, poly in enumerate(obj.data.polygons):
         for k, li in enumerate(poly.loop_indices):
             v = tris[t][k]
-            assert obj.data.loops[li].vertex_index == v, f"{what}: face {t} corner {k} moved"
+            at = obj.data.loops[li].vertex_index
+            if at != v:
+                assert copies and at >= NX * NZ, f"{what}: face {t} corner {k} moved"
+                co = obj.data.vertices[at].co
+                off = max(abs(a - b) for a, b in zip(co, cloth_position(v, 1)))
+                assert off <= TOL, f"{what}: the copy {at} of vertex {v} is {off} m away"
+                used.add(at)
             u, w = cloth_uv(v)
             expected = (u + (1.0 if 2 * t >= len(tris) else 0.0), w)
             worst = max(worst, max(abs(a - b) for a, b in zip(layer.data[li].uv, expected)))
     assert worst <= 1e-6, f"{what}: UVs off by {worst}"
-    print(f"{what}: face-varying UV map matches, seam kept (max error {worst:.1e})")
+    if copies:
+        assert used and len(obj.data.vertices) == NX * NZ + len(used), f"{what}: unused copies"
+    print(f"{what}: face-varying UV map matches, seam kept (max error {worst:.1e}"
+          f", {len(used)} vertices copied)")
 
 
 def import_obj(path):
@@ -117,17 +129,20 @@ for fmt in ("PC2", "MDD"):
         scene.frame_set(f)
         check_positions(obj, f, f"{fmt} through the Mesh Cache modifier")
 
-before = set(bpy.data.objects)
-ply = os.path.join(work, "cloth.0001.ply")
-try:  # Blender 4.0 and later
-    bpy.ops.wm.ply_import(filepath=ply, forward_axis="Y", up_axis="Z")
-except AttributeError:  # no such operator: the Python add-on of Blender 3
-    bpy.ops.import_mesh.ply(filepath=ply)
-new = [o for o in bpy.data.objects if o not in before]
-assert len(new) == 1, "cloth.0001.ply: expected one object"
-check_uv(new[0], "PLY")
+def import_ply(path):
+    before = set(bpy.data.objects)
+    try:  # Blender 4.0 and later
+        bpy.ops.wm.ply_import(filepath=path, forward_axis="Y", up_axis="Z")
+    except AttributeError:  # no such operator: the Python add-on of Blender 3
+        bpy.ops.import_mesh.ply(filepath=path)
+    new = [o for o in bpy.data.objects if o not in before]
+    assert len(new) == 1, f"{path}: expected one object, got {len(new)}"
+    return new[0]
 
+
+check_uv(import_ply(os.path.join(work, "cloth.0001.ply")), "PLY")
 check_seam_uv(import_obj(os.path.join(work, "sheet.0001.obj")), "OBJ with a seam")
+check_seam_uv(import_ply(os.path.join(work, "sheet.0001.ply")), "PLY with a seam", copies=True)
 
 vdb = os.path.join(work, "water.0001.vdb")
 before = set(bpy.data.objects)

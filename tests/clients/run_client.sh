@@ -18,6 +18,7 @@ blender)
   "$mesh_export" -q -i cache.h5 --sequence cloth --frames 1 -o cloth.####.ply
   "$mesh_export" -q -i cache.h5 --sequence water -o water.####.vdb
   "$mesh_export" -q -i seams.h5 --sequence sheet --frames 1 -o sheet.####.obj
+  "$mesh_export" -q -i seams.h5 --sequence sheet --frames 1 -o sheet.####.ply
   blender -b --factory-startup --python-exit-code 3 --python "$scripts/blender_check.py" -- \
     "$work" $frames
   ;;

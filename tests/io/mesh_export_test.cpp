@@ -99,9 +99,9 @@ TEST_CASE("export: PLY carries per-vertex attributes and a colour map of one of 
   export_cache(p, kProvenance);
   CHECK(fx.files() == std::vector<std::string>{"cloth.0002.ply", "cloth.0003.ply"});
   const auto ply = test::read_ply(fx.dir / "cloth.0003.ply");
-  CHECK(ply.vertex_properties == std::vector<std::string>{"x", "y", "z", "s", "t", "stiffness",
-                                                          "velocity_0", "velocity_1", "velocity_2",
-                                                          "red", "green", "blue"});
+  CHECK(ply.vertex_properties == std::vector<std::string>{"x", "y", "z", "nx", "ny", "nz", "s", "t",
+                                                          "stiffness", "velocity_0", "velocity_1",
+                                                          "velocity_2", "red", "green", "blue"});
   for (std::size_t i = 0; i < ply.vertex_count; ++i) {
     const Eigen::Vector3d x = test::cloth_position(static_cast<int>(i), 3);
     CHECK(std::abs(ply.vertex.at("x")[i] - x.x()) <= kTol);
@@ -225,7 +225,7 @@ TEST_CASE("export: uv=false leaves the texture coordinates out") {
   p.output = fx.dir / "plain.####.ply";
   export_cache(p, kProvenance);
   CHECK(test::read_ply(fx.dir / "plain.0001.ply").vertex_properties ==
-        std::vector<std::string>{"x", "y", "z"});
+        std::vector<std::string>{"x", "y", "z", "nx", "ny", "nz"});
 }
 
 TEST_CASE("export: a level-set grid sequence to USDA has time-varying topology on the sphere") {
@@ -544,28 +544,30 @@ TEST_CASE("export: face-varying texture coordinates go to OBJ and USDA as they a
   CHECK(test::read_obj(dir / "sheet.obj").vt.size() == obj.vt.size());
 }
 
-TEST_CASE("export: PLY takes face-varying texture coordinates per vertex, or leaves seams out") {
+TEST_CASE("export: PLY takes face-varying texture coordinates per vertex, copying seam vertices") {
   TempDir dir;
   const Triangles tris = test::cloth_triangles();
+  const int n = test::kClothNx * test::kClothNz;
   MeshExportParams p;
   p.output = dir / "sheet.####.ply";
   p.frames = {1};
   std::vector<std::string> notes;
-  const auto collect = [&](const std::string& n) { notes.push_back(n); };
+  const auto collect = [&](const std::string& m) { notes.push_back(m); };
 
-  // Without a seam every vertex has one value at all its corners: PLY's s, t.
+  // Without a seam every vertex has one value at all its corners: PLY's s, t, and no copies.
   p.input = dir / "seamless.h5";
   test::write_seam_cache(p.input, 0.0f);
   export_cache(p, kProvenance, {}, collect);
   CHECK(notes.empty());
   const auto ply = test::read_ply(dir / "sheet.0001.ply");
-  for (int i = 0; i < test::kClothNx * test::kClothNz; ++i) {
+  REQUIRE(ply.vertex_count == static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
     CHECK(ply.vertex.at("s")[i] == test::cloth_uv(i)[0]);
     CHECK(ply.vertex.at("t")[i] == test::cloth_uv(i)[1]);
   }
 
-  // With one, the file is written without them and the note counts the seam's vertices: those
-  // the two halves of the triangles share.
+  // With one, the vertices the two halves of the triangles share are written once more, after
+  // the cache's: each corner then reads its own value, at its own vertex's position and normal.
   p.input = dir / "seams.h5";
   test::write_seam_cache(p.input, 1.0f);
   std::set<int> first, shared;
@@ -576,13 +578,43 @@ TEST_CASE("export: PLY takes face-varying texture coordinates per vertex, or lea
       if (first.count(tris(t, c))) shared.insert(tris(t, c));
   REQUIRE_FALSE(shared.empty());
   export_cache(p, kProvenance, {}, collect);
-  CHECK(test::read_ply(dir / "sheet.0001.ply").vertex_properties ==
-        std::vector<std::string>{"x", "y", "z"});
+  const auto split = test::read_ply(dir / "sheet.0001.ply");
+  REQUIRE(split.vertex_count == n + shared.size());
+  CHECK(split.vertex_properties ==
+        std::vector<std::string>{"x", "y", "z", "nx", "ny", "nz", "s", "t"});
+  PolygonMesh welded;
+  welded.points = test::cloth_frame(1).cast<float>().cast<double>();  // as the cache holds it
+  welded.triangles = tris;
+  const Points3 normals = vertex_normals(welded);
+  REQUIRE(split.faces.size() == static_cast<std::size_t>(tris.rows()));
+  std::set<int> copies;
+  for (Eigen::Index t = 0; t < tris.rows(); ++t)
+    for (int c = 0; c < 3; ++c) {
+      INFO("triangle " << t << " corner " << c);
+      const int r = split.faces[static_cast<std::size_t>(t)][static_cast<std::size_t>(c)];
+      const int v = tris(t, c);
+      if (r != v) {
+        CHECK(shared.count(v) == 1);  // only a seam vertex has a copy
+        CHECK(r >= n);
+        copies.insert(r);
+      }
+      CHECK(split.vertex.at("s")[r] == static_cast<float>(test::seam_uv(t, c, 1.0f)[0]));
+      CHECK(split.vertex.at("t")[r] == static_cast<float>(test::seam_uv(t, c, 1.0f)[1]));
+      for (int k = 0; k < 3; ++k) {
+        CHECK(split.vertex.at(std::string(1, "xyz"[k]))[r] ==
+              static_cast<float>(welded.points(v, k)));
+        CHECK(split.vertex.at(std::string("n") + "xyz"[k])[r] == static_cast<float>(normals(v, k)));
+      }
+    }
+  CHECK(copies.size() == shared.size());
+  for (int i = 0; i < n; ++i)
+    CHECK(split.vertex.at("x")[i] == static_cast<float>(welded.points(i, 0)));
   REQUIRE(notes.size() == 1);
-  CHECK(notes[0] == p.input.string() + ": /sequences/sheet/uv: not written to ply: " +
-                        std::to_string(shared.size()) +
-                        " vertices lie on a seam (two texture coordinates) and PLY holds one per "
-                        "vertex; obj and usda keep them");
+  CHECK(notes[0] == p.input.string() + ": /sequences/sheet/uv: " + std::to_string(shared.size()) +
+                        " vertices lie on a seam and PLY holds one texture coordinate per vertex: "
+                        "the " +
+                        std::to_string(shared.size()) + " copies they need follow the cache's " +
+                        std::to_string(n) + " vertices");
 }
 
 TEST_CASE("export: smooth_shading=false leaves OBJ's smoothing group and USDA's normals out") {
@@ -629,7 +661,8 @@ TEST_CASE("export: uv_projection box gives a mesh without texture coordinates th
   p.frames = {3, 4};
   export_cache(p, kProvenance);
   CHECK(test::read_obj(fx.dir / "late.0004.obj").vt == first.vt);
-  // USDA takes them face-varying; PLY cannot (a note says so, and the file has none).
+  // USDA takes them face-varying; PLY copies the vertices on the seams (a note says so): each
+  // corner of the cube is on three tiles, so 24 vertices carry the same 24 values as the OBJ.
   p.frames = {};
   p.output = fx.dir / "boxed.usda";
   export_cache(p, kProvenance);
@@ -641,10 +674,21 @@ TEST_CASE("export: uv_projection box gives a mesh without texture coordinates th
   p.output = fx.dir / "boxed.####.ply";
   p.frames = {1};
   export_cache(p, kProvenance, {}, [&](const std::string& n) { notes.push_back(n); });
-  CHECK(test::read_ply(fx.dir / "boxed.0001.ply").vertex_properties ==
-        std::vector<std::string>{"x", "y", "z"});
+  const auto ply = test::read_ply(fx.dir / "boxed.0001.ply");
+  REQUIRE(ply.vertex_count == 24);
+  REQUIRE(ply.faces.size() == first.f.size());
+  for (std::size_t t = 0; t < ply.faces.size(); ++t)
+    for (std::size_t c = 0; c < 3; ++c) {
+      const int r = ply.faces[t][c];
+      const auto& vt = first.vt[static_cast<std::size_t>(first.ft[t][c])];
+      CHECK(ply.vertex.at("s")[r] == static_cast<float>(vt[0]));
+      CHECK(ply.vertex.at("t")[r] == static_cast<float>(vt[1]));
+      CHECK(ply.vertex.at("x")[r] ==
+            static_cast<float>(first.v[static_cast<std::size_t>(first.f[t][c])][0]));
+    }
   REQUIRE(notes.size() == 1);
-  CHECK(notes[0].find("/sequences/body: uv_projection box: not written to ply") !=
+  CHECK(notes[0].find("/sequences/body: uv_projection box: PLY holds one texture coordinate per "
+                      "vertex, so the vertices on the projection's seams are copied") !=
         std::string::npos);
   // A mesh with its own texture coordinates keeps them.
   auto q = fx.params("cloth.####.obj", "cloth");

@@ -203,6 +203,94 @@ TEST_CASE("ply: binary little-endian vertices, attributes, colours and faces rea
   CHECK(d.comments == std::vector<std::string>{"generator: test 1"});
 }
 
+namespace {
+
+/// Six vertices (5 on no face), two triangles and a quad whose corners give vertex 2 and
+/// vertex 1 a second texture coordinate each (seams), and vertex 1 its first one again through
+/// another row of `uv` with the same value (not a seam).
+PolygonMesh seam_mesh() {
+  PolygonMesh m;
+  m.points.resize(6, 3);
+  m.points << 0, 0, 0, 1, 0, 0, 0, 1, 0, 1, 1, 0, 2, 1, 0, 9, 9, 9;
+  m.triangles.resize(2, 3);
+  m.triangles << 0, 1, 2, 2, 1, 3;
+  m.quads.resize(1, 4);
+  m.quads << 1, 3, 4, 2;
+  m.uv.resize(9, 2);
+  //      A        B        C        D        E        C2       B2       B (again)
+  m.uv << 0, 0, 0.5f, 0, 0, 0.5f, 0.5f, 0.5f, 1, 0.5f, 0, 0.75f, 0.25f, 0, 0.5f, 0, 0.1f, 0.2f;
+  m.uv_triangles.resize(2, 3);
+  m.uv_triangles << 0, 1, 2, 5, 7, 3;
+  m.uv_quads.resize(1, 4);
+  m.uv_quads << 6, 3, 4, 5;
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("split_uv_seams: one vertex per value, copies after the mesh's in corner order") {
+  const PolygonMesh m = seam_mesh();
+  const SeamSplit s = split_uv_seams(m, 6);
+  // Triangle 1 meets vertex 2 with C2 (copy 6), the quad vertex 1 with B2 (copy 7) and vertex 2
+  // with C2 again (copy 6 once more); B through row 7 is B.
+  CHECK(s.copied == std::vector<Eigen::Index>{2, 1});
+  CHECK(s.seam_vertices == 2);
+  Triangles t(2, 3);
+  t << 0, 1, 2, 6, 1, 3;
+  Quads q(1, 4);
+  q << 7, 3, 4, 6;
+  CHECK(s.triangles == t);
+  CHECK(s.quads == q);
+  TextureCoordinates uv(8, 2);
+  uv << 0, 0, 0.5f, 0, 0, 0.5f, 0.5f, 0.5f, 1, 0.5f, 0, 0, 0, 0.75f, 0.25f, 0;
+  CHECK(s.uv == uv);
+  CHECK(s.original(7, 6) == 1);
+  CHECK(s.original(4, 6) == 4);
+  // Every corner reads its own value through the split faces.
+  for (Eigen::Index i = 0; i < 2; ++i)
+    for (int c = 0; c < 3; ++c) CHECK(s.uv.row(t(i, c)) == m.uv.row(m.uv_triangles(i, c)));
+  for (int c = 0; c < 4; ++c) CHECK(s.uv.row(q(0, c)) == m.uv.row(m.uv_quads(0, c)));
+}
+
+TEST_CASE("ply: seams are split, a copy repeats its original, with normals when smooth") {
+  TempDir dir;
+  const PolygonMesh m = seam_mesh();
+  VertexAttribute stiffness{"stiffness", {}};
+  stiffness.values.resize(6, 1);
+  stiffness.values << 10, 11, 12, 13, 14, 15;
+  const VertexColors colors = colors_from_scalar(stiffness.values.col(0), 10.0, 15.0);
+  write_ply(dir / "s.ply", m, {stiffness}, &colors, {}, true);
+  const auto d = test::read_ply(dir / "s.ply");
+  REQUIRE(d.vertex_count == 8);
+  CHECK(d.vertex_properties == std::vector<std::string>{"x", "y", "z", "nx", "ny", "nz", "s", "t",
+                                                        "stiffness", "red", "green", "blue"});
+  const Points3 normals = vertex_normals(m);
+  const SeamSplit s = split_uv_seams(m, 6);
+  for (Eigen::Index r = 0; r < 8; ++r) {
+    INFO("PLY vertex " << r);
+    const Eigen::Index i = s.original(r, 6);
+    for (int k = 0; k < 3; ++k) {
+      CHECK(d.vertex.at(std::string(1, "xyz"[k]))[r] == static_cast<float>(m.points(i, k)));
+      CHECK(d.vertex.at(std::string("n") + "xyz"[k])[r] == static_cast<float>(normals(i, k)));
+    }
+    CHECK(d.vertex.at("s")[r] == s.uv(r, 0));
+    CHECK(d.vertex.at("t")[r] == s.uv(r, 1));
+    CHECK(d.vertex.at("stiffness")[r] == stiffness.values(i, 0));
+    CHECK(d.vertex.at("red")[r] == colors(i, 0));
+  }
+  REQUIRE(d.faces.size() == 3);
+  CHECK(d.faces[1] == std::vector<int>{6, 1, 3});
+  CHECK(d.faces[2] == std::vector<int>{7, 3, 4, 6});
+  // The mesh's own normals stand for the computed ones; without smooth shading there are none.
+  VertexAttribute own{"normal", Eigen::MatrixXf::Zero(6, 3)};
+  write_ply(dir / "own.ply", m, {own}, nullptr, {}, true);
+  CHECK(test::read_ply(dir / "own.ply").vertex_properties ==
+        std::vector<std::string>{"x", "y", "z", "s", "t", "nx", "ny", "nz"});
+  write_ply(dir / "flat.ply", m);
+  CHECK(test::read_ply(dir / "flat.ply").vertex_properties ==
+        std::vector<std::string>{"x", "y", "z", "s", "t"});
+}
+
 TEST_CASE("ply: a point cloud has no face element") {
   TempDir dir;
   PolygonMesh m = random_mesh(10, 0, 0, 3);
