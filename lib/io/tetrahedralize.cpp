@@ -139,6 +139,27 @@ void fill_tetgen_input(const SurfaceMesh& surface, tetgenio& in) {
   }
 }
 
+/// Removes the points after the first `kept` that no tet uses, renumbering the tets. With J
+/// TetGen keeps every point, and quality refinement can leave an added point in no tet: a vertex
+/// without mass or stiffness, which makes a simulation's system singular.
+void drop_unused_steiner_points(TetMesh& mesh, Eigen::Index kept) {
+  const Eigen::Index n = mesh.vertices.rows();
+  std::vector<char> used(static_cast<std::size_t>(n), 0);
+  for (Eigen::Index t = 0; t < mesh.tets.rows(); ++t)
+    for (int c = 0; c < 4; ++c) used[static_cast<std::size_t>(mesh.tets(t, c))] = 1;
+  std::vector<int> index(static_cast<std::size_t>(n), -1);
+  Eigen::Index next = 0;
+  for (Eigen::Index v = 0; v < n; ++v)
+    if (v < kept || used[static_cast<std::size_t>(v)]) {
+      index[static_cast<std::size_t>(v)] = static_cast<int>(next);
+      mesh.vertices.row(next++) = mesh.vertices.row(v);
+    }
+  if (next == n) return;
+  mesh.vertices.conservativeResize(next, 3);
+  for (Eigen::Index t = 0; t < mesh.tets.rows(); ++t)
+    for (int c = 0; c < 4; ++c) mesh.tets(t, c) = index[static_cast<std::size_t>(mesh.tets(t, c))];
+}
+
 }  // namespace
 
 std::string tetgen_switches(const TetrahedralizeOptions& options) {
@@ -204,6 +225,7 @@ TetMesh tetrahedralize_surface(const SurfaceMesh& surface, const TetrahedralizeO
   for (int t = 0; t < out.numberoftetrahedra; ++t)
     for (int c = 0; c < 4; ++c)
       mesh.tets(t, c) = out.tetrahedronlist[t * out.numberofcorners + c] - out.firstnumber;
+  drop_unused_steiner_points(mesh, in.numberofpoints);
   mesh.tets = orient_tets_positive(mesh.vertices, mesh.tets);
   const Eigen::VectorXd volumes = tet_volumes(mesh.vertices, mesh.tets);
   Eigen::Index flat = 0;

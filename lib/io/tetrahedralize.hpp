@@ -40,8 +40,9 @@ std::string tetgen_switches(const TetrahedralizeOptions& options);
 ///   does not matter.
 /// @return vertices: rows 0..#V-1 are the input vertices, unchanged and in order (TetGen keeps
 ///   input points first and, with J, keeps all of them), followed by the Steiner points TetGen
-///   added; tets: positively oriented (TetGen's orientation is checked and fixed per tet).
-///   An input vertex that no triangle uses is kept as a row; it is in no tet if it lies outside.
+///   added that some tet uses (quality refinement can leave one in none); tets: positively
+///   oriented (TetGen's orientation is checked and fixed per tet). An input vertex that no
+///   triangle uses is kept as a row; it is in no tet if it lies outside.
 /// Self-intersections are looked for first by TetGen's detection pass (switches "pzJdQ"),
 /// because TetGen 1.5.0 may crash instead of failing cleanly when meshing such a surface.
 /// @throws IoError if the surface is unusable: an index out of range, a non-finite coordinate,
