@@ -140,6 +140,7 @@ FleshBody skinned_mesh_body(const MeshBodyConfig& m, const FleshSimulationParams
   std::vector<double> times;
   for (int k = 0; k < samples; ++k) times.push_back(start + k / rate);
   const LoadedSkin skin = load_skin_animation(m.file, times);
+  spdlog::info("{}: {}", m.file, skin.axes);
   const double extent = (skin.rest.colwise().maxCoeff() - skin.rest.colwise().minCoeff()).norm();
   const WeldedVertices welded = weld_vertices(skin.rest, 1e-6 * extent);
   SurfaceMesh surface;

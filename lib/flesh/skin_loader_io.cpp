@@ -1,6 +1,7 @@
 #include "flesh/skin_loader_io.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <string>
 
@@ -20,6 +21,20 @@ void check_start(const std::filesystem::path& path, double start, double duratio
   throw UsageError("motion.start: " + std::to_string(start) + " s is at or past the end of " +
                    path.string() + "'s first animation (" + std::to_string(duration) +
                    " s); expected a start within it");
+}
+
+/// The tick of the animation's first key. Times are counted from it: assimp starts an FBX take at
+/// 0, while a glTF animation keeps its absolute times (Blender's exporter puts frame f at f / fps,
+/// so an animation from frame 1 starts one frame in).
+double first_key(const aiAnimation& anim) {
+  double first = anim.mDuration;
+  for (unsigned c = 0; c < anim.mNumChannels; ++c) {
+    const aiNodeAnim& ch = *anim.mChannels[c];
+    if (ch.mNumPositionKeys > 0) first = std::min(first, ch.mPositionKeys[0].mTime);
+    if (ch.mNumRotationKeys > 0) first = std::min(first, ch.mRotationKeys[0].mTime);
+    if (ch.mNumScalingKeys > 0) first = std::min(first, ch.mScalingKeys[0].mTime);
+  }
+  return std::max(0.0, first);
 }
 
 Eigen::Matrix4d to_eigen(const aiMatrix4x4& m) {
@@ -66,6 +81,48 @@ Eigen::Matrix4d sample(const aiNodeAnim& ch, double ticks, const Eigen::Matrix4d
   return m;
 }
 
+/// The map from the scene's root space to metres with Y up. FBX files declare their axes and unit
+/// in the scene's metadata, which assimp 5.2 reports without applying: UpAxis and CoordAxis (the
+/// right axis; 0, 1, 2 for x, y, z) with their signs, the third axis making a right-handed frame,
+/// and UnitScaleFactor in centimetres per unit. Blender's default FBX export, for one, writes its
+/// Z-up data under a root rotation to Y up, and 1 unit = 1 cm; its "Z up" export leaves the data
+/// Z up and says so. Files without them (glTF: metres, Y up) map as they are.
+Eigen::Matrix4d root_to_metres(const std::filesystem::path& path, const aiScene& scene,
+                               std::string* description) {
+  Eigen::Matrix4d c = Eigen::Matrix4d::Identity();
+  int up = 1, up_sign = 1, right = 0, right_sign = 1;
+  float unit_cm = 100;
+  const aiMetadata* meta = scene.mMetaData;
+  const bool axes = meta && meta->Get("UpAxis", up) && meta->Get("CoordAxis", right);
+  const bool unit = meta && meta->Get("UnitScaleFactor", unit_cm);
+  if (!axes && !unit) {
+    *description = "no declared axes or unit: taken as metres, Y up";
+    return c;
+  }
+  if (meta) {
+    meta->Get("UpAxisSign", up_sign);
+    meta->Get("CoordAxisSign", right_sign);
+  }
+  if (up < 0 || up > 2 || right < 0 || right > 2 || up == right || std::abs(up_sign) != 1 ||
+      std::abs(right_sign) != 1)
+    throw IoError(path.string() + ": the file declares up axis " + std::to_string(up_sign * up) +
+                  " and right axis " + std::to_string(right_sign * right) +
+                  "; expected two different axes among 0, 1, 2 (x, y, z) with signs +-1");
+  if (!(unit_cm > 0) || !std::isfinite(unit_cm))
+    throw IoError(path.string() + ": the file declares a unit of " + std::to_string(unit_cm) +
+                  " cm; expected a positive size");
+  Eigen::Matrix3d r = Eigen::Matrix3d::Zero();
+  r(0, right) = right_sign;
+  r(1, up) = up_sign;
+  r.row(2) = r.row(0).cross(r.row(1));
+  c.topLeftCorner<3, 3>() = 0.01 * unit_cm * r;
+  const char* names[] = {"x", "y", "z"};
+  *description = std::string("declared ") + (up_sign < 0 ? "-" : "+") + names[up] + " up, " +
+                 (right_sign < 0 ? "-" : "+") + names[right] + " right, 1 unit = " +
+                 std::to_string(unit_cm) + " cm: converted to metres, +y up";
+  return c;
+}
+
 }  // namespace
 
 LoadedSkin load_skin_animation(const std::filesystem::path& path,
@@ -85,9 +142,9 @@ LoadedSkin load_skin_animation(const std::filesystem::path& path,
   if (!mesh) throw IoError(path.string() + ": no skinned mesh (a mesh with bones) in the file");
 
   LoadedSkin out;
-  out.rest.resize(mesh->mNumVertices, 3);
-  for (unsigned v = 0; v < mesh->mNumVertices; ++v)
-    out.rest.row(v) << mesh->mVertices[v].x, mesh->mVertices[v].y, mesh->mVertices[v].z;
+  // Everything in the scene's world (the root's space times the file's axes and unit): the
+  // mesh's and the armature's object transforms placed the character there.
+  const Eigen::Matrix4d world = root_to_metres(path, *scene, &out.axes);
   out.triangles.resize(mesh->mNumFaces, 3);
   for (unsigned f = 0; f < mesh->mNumFaces; ++f) {
     if (mesh->mFaces[f].mNumIndices != 3)
@@ -106,7 +163,8 @@ LoadedSkin load_skin_animation(const std::filesystem::path& path,
   out.weights = Eigen::MatrixXd::Zero(mesh->mNumVertices, mesh->mNumBones);
   const aiAnimation* anim = scene->mNumAnimations > 0 ? scene->mAnimations[0] : nullptr;
   const double tps = anim && anim->mTicksPerSecond > 0 ? anim->mTicksPerSecond : 1.0;
-  if (anim && !times.empty()) check_start(path, times.front(), anim->mDuration / tps);
+  const double first = anim ? first_key(*anim) : 0.0;
+  if (anim && !times.empty()) check_start(path, times.front(), (anim->mDuration - first) / tps);
   const auto local = [&](const aiNode* node, double ticks) {
     const Eigen::Matrix4d rest = to_eigen(node->mTransformation);
     if (anim)
@@ -115,20 +173,6 @@ LoadedSkin load_skin_animation(const std::filesystem::path& path,
           return sample(*anim->mChannels[c], ticks, rest);
     return rest;
   };
-  // Skinned positions come out in the space of the node holding the mesh (the space of its
-  // vertices): FBX files put unit scales and axis changes above it.
-  std::function<const aiNode*(const aiNode*)> holder = [&](const aiNode* n) -> const aiNode* {
-    for (unsigned i = 0; i < n->mNumMeshes; ++i)
-      if (n->mMeshes[i] == mesh_index) return n;
-    for (unsigned c = 0; c < n->mNumChildren; ++c)
-      if (const aiNode* h = holder(n->mChildren[c])) return h;
-    return nullptr;
-  };
-  Eigen::Matrix4d mesh_global = Eigen::Matrix4d::Identity();
-  for (const aiNode* n = holder(scene->mRootNode); n; n = n->mParent)
-    mesh_global = to_eigen(n->mTransformation) * mesh_global;
-  const Eigen::Matrix4d mesh_inverse = mesh_global.inverse();
-
   std::vector<const aiNode*> nodes;
   for (unsigned b = 0; b < mesh->mNumBones; ++b) {
     const aiBone* bone = mesh->mBones[b];
@@ -139,9 +183,50 @@ LoadedSkin load_skin_animation(const std::filesystem::path& path,
       throw IoError(path.string() + ": bone \"" + std::string(bone->mName.C_Str()) +
                     "\" has no node in the scene");
     nodes.push_back(node);
-    // The joint in the bind pose: the origin of the bone's frame, offset^-1 (0, 0, 0, 1).
-    out.joints.push_back(to_eigen(bone->mOffsetMatrix).inverse().block<3, 1>(0, 3));
   }
+  const auto rest_global = [](const aiNode* node) {
+    Eigen::Matrix4d g = Eigen::Matrix4d::Identity();
+    for (const aiNode* n = node; n; n = n->mParent) g = to_eigen(n->mTransformation) * g;
+    return g;
+  };
+  // Where the mesh's vertices sit in the bind pose. FBX and most formats place a mesh by the
+  // node holding it. glTF ignores that node for a skinned mesh: its joints alone place it
+  // (glTF 2.0, "Skins"), so there it is where the most weighted joint puts it at rest.
+  Eigen::Matrix4d placement = Eigen::Matrix4d::Identity();
+  aiString format;
+  const bool gltf = scene->mMetaData && scene->mMetaData->Get("SourceAsset_Format", format) &&
+                    std::string(format.C_Str()).starts_with("glTF");
+  if (gltf) {
+    Eigen::Index heaviest = 0;
+    out.weights.colwise().sum().maxCoeff(&heaviest);
+    placement = rest_global(nodes[static_cast<std::size_t>(heaviest)]) *
+                to_eigen(mesh->mBones[heaviest]->mOffsetMatrix);
+  } else {
+    std::function<const aiNode*(const aiNode*)> holder = [&](const aiNode* n) -> const aiNode* {
+      for (unsigned i = 0; i < n->mNumMeshes; ++i)
+        if (n->mMeshes[i] == mesh_index) return n;
+      for (unsigned c = 0; c < n->mNumChildren; ++c)
+        if (const aiNode* h = holder(n->mChildren[c])) return h;
+      return nullptr;
+    };
+    placement = rest_global(holder(scene->mRootNode));
+  }
+  const Eigen::Matrix4d mesh_to_world = world * placement;
+  const Eigen::Matrix4d world_to_mesh = mesh_to_world.inverse();
+  if (!mesh_to_world.allFinite() || !world_to_mesh.allFinite())
+    throw IoError(path.string() + ": the placement of the skinned mesh (" +
+                  (gltf ? "its most weighted joint at rest" : "the node holding it") +
+                  ") is singular or not finite");
+  out.rest.resize(mesh->mNumVertices, 3);
+  for (unsigned v = 0; v < mesh->mNumVertices; ++v) {
+    const Eigen::Vector4d x(mesh->mVertices[v].x, mesh->mVertices[v].y, mesh->mVertices[v].z, 1);
+    out.rest.row(v) = (mesh_to_world * x).head<3>().transpose();
+  }
+  // The joints in the bind pose: the origins of the bones' frames, offset^-1 (0, 0, 0, 1) in
+  // the mesh's space.
+  for (unsigned b = 0; b < mesh->mNumBones; ++b)
+    out.joints.push_back(
+        (mesh_to_world * to_eigen(mesh->mBones[b]->mOffsetMatrix).inverse()).block<3, 1>(0, 3));
   for (const aiNode* node : nodes) {
     int parent = -1;
     for (const aiNode* n = node->mParent; n && parent < 0; n = n->mParent)
@@ -153,8 +238,9 @@ LoadedSkin load_skin_animation(const std::filesystem::path& path,
     std::vector<Eigen::Isometry3d> S(nodes.size());
     for (std::size_t b = 0; b < nodes.size(); ++b) {
       Eigen::Matrix4d global = Eigen::Matrix4d::Identity();
-      for (const aiNode* n = nodes[b]; n; n = n->mParent) global = local(n, time * tps) * global;
-      S[b].matrix() = mesh_inverse * global * to_eigen(mesh->mBones[b]->mOffsetMatrix);
+      for (const aiNode* n = nodes[b]; n; n = n->mParent) global = local(n, first + time * tps) * global;
+      // World bind pose -> mesh space -> bone space (offset) -> the posed bone in the world.
+      S[b].matrix() = world * global * to_eigen(mesh->mBones[b]->mOffsetMatrix) * world_to_mesh;
     }
     out.motion.push_back(std::move(S));
   }
@@ -178,7 +264,8 @@ ChainMotion load_chain_motion(const std::filesystem::path& path, const std::stri
   if (scene->mNumAnimations == 0) throw IoError(path.string() + ": no animation in the file");
   const aiAnimation* anim = scene->mAnimations[0];
   const double tps = anim->mTicksPerSecond > 0 ? anim->mTicksPerSecond : 1.0;
-  check_start(path, start, anim->mDuration / tps);
+  const double first = first_key(*anim);
+  check_start(path, start, (anim->mDuration - first) / tps);
   const auto find = [&](const std::string& name) {
     const aiNode* n = scene->mRootNode->FindNode(name.c_str());
     if (!n) throw IoError(path.string() + ": no joint \"" + name + "\" in the skeleton");
@@ -199,7 +286,7 @@ ChainMotion load_chain_motion(const std::filesystem::path& path, const std::stri
   Eigen::Vector3d origin = Eigen::Vector3d::Zero();
   for (int f = 0; f < frames; ++f) {
     const double t = start + f / frame_rate;
-    const double ticks = std::min(t * tps, anim->mDuration);
+    const double ticks = std::min(first + t * tps, anim->mDuration);
     Eigen::Matrix4d global = Eigen::Matrix4d::Identity();
     for (const aiNode* n = root_node; n; n = n->mParent) global = local(n, ticks) * global;
     if (!global.allFinite())

@@ -15,8 +15,11 @@
 
 namespace datadyn::flesh {
 
+/// Everything is in the scene's world (the mesh's and the armature's object transforms applied)
+/// in metres with Y up, converted from the axes and unit the file declares (FBX); a file that
+/// declares none (glTF) is taken as metres, Y up.
 struct LoadedSkin {
-  Points3 rest;         ///< #V by 3 bind-pose positions of the first skinned mesh (file units)
+  Points3 rest;         ///< #V by 3 bind-pose positions of the first skinned mesh
   Triangles triangles;  ///< #T by 3
   /// #V by 2 texture coordinates of the first UV channel, or no rows: the mesh has none. Files
   /// split vertices where these change, so they are one per vertex here.
@@ -26,15 +29,17 @@ struct LoadedSkin {
   /// bind matrix), with G_j from the first animation sampled at t (linear keys, slerped
   /// rotations; the node's own transform where a joint has no channel).
   std::vector<Eigen::Isometry3d> transforms;
-  std::vector<Eigen::Vector3d> joints;  ///< #B bone origins in the bind pose (file units)
+  std::vector<Eigen::Vector3d> joints;  ///< #B bone origins in the bind pose
   std::vector<int> parents;             ///< #B index of the parent bone, -1 for a root
   /// load_skin_animation: the skinning transforms at each requested time (transforms = the first).
   std::vector<std::vector<Eigen::Isometry3d>> motion;
+  /// The axes and unit the file declares and how they were converted, for the log.
+  std::string axes;
 };
 
 /// Loads the first skinned mesh of `path` and evaluates its first animation at `time` (s).
-/// Positions and transforms are in the space of the node holding the mesh (its vertices' space).
-/// @throws IoError naming the file if assimp cannot read it or it has no skinned mesh.
+/// @throws IoError naming the file if assimp cannot read it, it has no skinned mesh, or it
+/// declares impossible axes or unit.
 LoadedSkin load_skin(const std::filesystem::path& path, double time);
 /// The same, with the skinning transforms at every time of `times` (s; held after the end of the
 /// animation) in `motion`, from one reading of the file.

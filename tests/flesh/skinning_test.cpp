@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <numbers>
+
+#include <nlohmann/json.hpp>
 
 #include "flesh/flesh_simulation.hpp"
 #include "flesh/skin_loader_io.hpp"
@@ -125,7 +128,9 @@ TEST_CASE("a moving body lags behind its quasistatic target and the fit can see 
 TEST_CASE("linear blend skinning of simple_skin.gltf matches hand-computed positions") {
   // Khronos' SimpleSkin (Debian assimp-testmodels): a 1 x 2 strip of 10 vertices, joint 1 at
   // the origin node translated by (0, 1, 0), joint 2 its child, both with inverse bind
-  // translation (-0.5, -1, 0); at t = 1 s joint 2 is turned 90° about z.
+  // translation (-0.5, -1, 0); at t = 1 s joint 2 is turned 90° about z. glTF places a skinned
+  // mesh by its joints alone, so at rest the strip's mesh-space vertex (x, y) is at
+  // (x - 0.5, y): joint 1's translation times its inverse bind matrix.
   const std::filesystem::path file = "/usr/share/assimp/models/glTF2/simple_skin/simple_skin.gltf";
   if (!std::filesystem::exists(file)) {
     MESSAGE("assimp-testmodels not installed: skipped");
@@ -135,9 +140,10 @@ TEST_CASE("linear blend skinning of simple_skin.gltf matches hand-computed posit
   REQUIRE(skin.rest.rows() == 10);
   REQUIRE(skin.transforms.size() == 2);
   for (int i = 0; i < 10; ++i) CHECK(skin.weights.row(i).sum() == doctest::Approx(1.0));
-  // Both joints sit at the inverse of their bind translation, joint 2 the child of joint 1.
+  // Both joints sit at the inverse of their bind translation, (0.5, 1, 0) in the mesh's space,
+  // at rest (0, 1, 0); joint 2 is the child of joint 1.
   REQUIRE(skin.joints.size() == 2);
-  for (const auto& j : skin.joints) CHECK((j - Eigen::Vector3d(0.5, 1.0, 0.0)).norm() < 1e-12);
+  for (const auto& j : skin.joints) CHECK((j - Eigen::Vector3d(0.0, 1.0, 0.0)).norm() < 1e-12);
   CHECK(skin.parents == std::vector<int>{-1, 0});
   const Points3 x = linear_blend_skinning(skin.rest, skin.weights, skin.transforms);
   // Find the rest vertices by position (the importer may reorder) and check by hand:
@@ -146,7 +152,7 @@ TEST_CASE("linear blend skinning of simple_skin.gltf matches hand-computed posit
   //   (0, 0, 0), weights (1, 0):     (-0.5, 0)
   const auto at = [&](double px, double py) -> Eigen::RowVector3d {
     for (Eigen::Index i = 0; i < skin.rest.rows(); ++i)
-      if ((skin.rest.row(i) - Eigen::RowVector3d(px, py, 0)).norm() < 1e-6) return x.row(i);
+      if ((skin.rest.row(i) - Eigen::RowVector3d(px - 0.5, py, 0)).norm() < 1e-6) return x.row(i);
     FAIL("no rest vertex at " << px << ", " << py);
     return Eigen::RowVector3d::Zero();
   };
@@ -156,11 +162,11 @@ TEST_CASE("linear blend skinning of simple_skin.gltf matches hand-computed posit
   CHECK((at(0, 0) - Eigen::RowVector3d(-0.5, 0.0, 0.0)).norm() < 1e-6);
 }
 
-TEST_CASE("an FBX skin is posed in the space of its mesh") {
-  // huesitos.fbx (Debian assimp-testmodels) starts its animation at the bind pose: the skinned
-  // mesh at t = 0 must stay within 3 % of its size of the rest mesh (measured 1.8 %: the first
-  // key is not exactly the bind pose). Transforms taken in the scene's root space instead put
-  // it 700 file units away (130 times its size, the file's centimetre scale).
+TEST_CASE("an FBX skin is posed in its scene, in metres with Y up") {
+  // huesitos.fbx (Debian assimp-testmodels): Blender's Z-up data under a root rotation and a
+  // scale of 100 (1 unit = 1 cm), placed 3.3 m from the origin. Its animation starts at the
+  // bind pose: the skinned mesh at t = 0 must stay within 3 % of its size of the rest mesh
+  // (measured 1.8 %: the first key is not exactly the bind pose).
   const std::filesystem::path file = "/usr/share/assimp/models/FBX/huesitos.fbx";
   if (!std::filesystem::exists(file)) {
     MESSAGE("assimp-testmodels not installed: skipped");
@@ -168,11 +174,72 @@ TEST_CASE("an FBX skin is posed in the space of its mesh") {
   }
   const LoadedSkin skin = load_skin_animation(file, {0.0, 1.0});
   REQUIRE(skin.motion.size() == 2);
-  const double size = (skin.rest.colwise().maxCoeff() - skin.rest.colwise().minCoeff()).maxCoeff();
-  const Points3 x0 = linear_blend_skinning(skin.rest, skin.weights, skin.motion[0]);
-  const Points3 x1 = linear_blend_skinning(skin.rest, skin.weights, skin.motion[1]);
+  const Eigen::Vector3d extent = skin.rest.colwise().maxCoeff() - skin.rest.colwise().minCoeff();
+  const double size = extent.maxCoeff();
+  CHECK(size == doctest::Approx(5.4).epsilon(0.05));  // metres: 5.4 Blender units
+  // Its weights sum to 0.95-1.4 (spring-fit divides them by the sum, as Blender does): away
+  // from the origin unnormalised weights would move the skin by that factor.
+  Eigen::MatrixXd weights = skin.weights;
+  for (Eigen::Index v = 0; v < weights.rows(); ++v) weights.row(v) /= weights.row(v).sum();
+  const Points3 x0 = linear_blend_skinning(skin.rest, weights, skin.motion[0]);
+  const Points3 x1 = linear_blend_skinning(skin.rest, weights, skin.motion[1]);
+  MESSAGE("huesitos at t = 0: " << (x0 - skin.rest).rowwise().norm().maxCoeff() / size
+                                << " of its size from the rest mesh");
   CHECK((x0 - skin.rest).rowwise().norm().maxCoeff() < 0.03 * size);
   CHECK((x1 - skin.rest).rowwise().norm().maxCoeff() > 0.1 * size);  // and it moves
   CHECK(skin.transforms.size() == skin.joints.size());
   CHECK(std::count(skin.parents.begin(), skin.parents.end(), -1) >= 1);
+  CHECK(skin.axes == "declared +y up, +x right, 1 unit = 1.000000 cm: converted to metres, +y up");
+}
+
+TEST_CASE("a rig from Blender, in three exports, is where Blender puts it at every frame") {
+  // data/rigs/make_bend_rig.py: a rig whose armature object is moved, turned and scaled, exported
+  // as FBX with Blender's defaults, as FBX with Z up, and as glTF, with Blender's own world
+  // positions of the rest pose and frames 1, 8 and 16 (converted to Y up). Blender deforms by
+  // linear blend skinning with each vertex's weights divided by their sum; so does the test. The
+  // files hold float32 and baked keys on every frame: 2e-5 m covers their rounding (measured
+  // below 4e-6).
+  const std::filesystem::path dir = std::filesystem::path(DATADYN_DATA_DIR) / "rigs";
+  std::ifstream in(dir / "bend_rig_blender.json");
+  REQUIRE(in);
+  const auto reference = nlohmann::json::parse(in);
+  const auto points = [](const nlohmann::json& rows) {
+    Points3 p(static_cast<Eigen::Index>(rows.size()), 3);
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      for (int d = 0; d < 3; ++d) p(static_cast<Eigen::Index>(i), d) = rows[i][d].get<double>();
+    return p;
+  };
+  const Points3 rest = points(reference["rest"]);
+  std::vector<double> times;
+  for (const int f : reference["frames"]) times.push_back((f - 1) / 24.0);
+  for (const char* name : {"bend_rig.fbx", "bend_rig_zup.fbx", "bend_rig.glb"}) {
+    INFO(name);
+    const LoadedSkin skin = load_skin_animation(dir / name, times);
+    REQUIRE(skin.motion.size() == times.size());
+    Eigen::MatrixXd weights = skin.weights;
+    for (Eigen::Index v = 0; v < weights.rows(); ++v) weights.row(v) /= weights.row(v).sum();
+    // The files split vertices at UV seams: each of their vertices is one of Blender's.
+    std::vector<Eigen::Index> blender(static_cast<std::size_t>(skin.rest.rows()), -1);
+    double worst_rest = 0, worst_pose = 0;
+    for (Eigen::Index v = 0; v < skin.rest.rows(); ++v) {
+      Eigen::Index b = 0;
+      worst_rest = std::max(
+          worst_rest, (rest.rowwise() - skin.rest.row(v)).rowwise().norm().minCoeff(&b));
+      blender[static_cast<std::size_t>(v)] = b;
+    }
+    for (std::size_t k = 0; k < times.size(); ++k) {
+      const Points3 posed = points(reference["posed"][k]);
+      const Points3 x = linear_blend_skinning(skin.rest, weights, skin.motion[k]);
+      for (Eigen::Index v = 0; v < x.rows(); ++v)
+        worst_pose = std::max(worst_pose,
+                              (x.row(v) - posed.row(blender[static_cast<std::size_t>(v)])).norm());
+    }
+    MESSAGE(name << ": rest off by " << worst_rest << " m, poses by " << worst_pose << " m");
+    CHECK(worst_rest < 2e-5);
+    CHECK(worst_pose < 2e-5);
+    // Every one of Blender's vertices is in the file.
+    std::vector<char> seen(static_cast<std::size_t>(rest.rows()), 0);
+    for (const auto b : blender) seen[static_cast<std::size_t>(b)] = 1;
+    CHECK(std::count(seen.begin(), seen.end(), 1) == rest.rows());
+  }
 }
