@@ -118,8 +118,8 @@ Eigen::Matrix4d root_to_metres(const std::filesystem::path& path, const aiScene&
   c.topLeftCorner<3, 3>() = 0.01 * unit_cm * r;
   const char* names[] = {"x", "y", "z"};
   *description = std::string("declared ") + (up_sign < 0 ? "-" : "+") + names[up] + " up, " +
-                 (right_sign < 0 ? "-" : "+") + names[right] + " right, 1 unit = " +
-                 std::to_string(unit_cm) + " cm: converted to metres, +y up";
+                 (right_sign < 0 ? "-" : "+") + names[right] +
+                 " right, 1 unit = " + std::to_string(unit_cm) + " cm: converted to metres, +y up";
   return c;
 }
 
@@ -238,7 +238,8 @@ LoadedSkin load_skin_animation(const std::filesystem::path& path,
     std::vector<Eigen::Isometry3d> S(nodes.size());
     for (std::size_t b = 0; b < nodes.size(); ++b) {
       Eigen::Matrix4d global = Eigen::Matrix4d::Identity();
-      for (const aiNode* n = nodes[b]; n; n = n->mParent) global = local(n, first + time * tps) * global;
+      for (const aiNode* n = nodes[b]; n; n = n->mParent)
+        global = local(n, first + time * tps) * global;
       // World bind pose -> mesh space -> bone space (offset) -> the posed bone in the world.
       S[b].matrix() = world * global * to_eigen(mesh->mBones[b]->mOffsetMatrix) * world_to_mesh;
     }

@@ -223,8 +223,8 @@ TEST_CASE("a rig from Blender, in three exports, is where Blender puts it at eve
     double worst_rest = 0, worst_pose = 0;
     for (Eigen::Index v = 0; v < skin.rest.rows(); ++v) {
       Eigen::Index b = 0;
-      worst_rest = std::max(
-          worst_rest, (rest.rowwise() - skin.rest.row(v)).rowwise().norm().minCoeff(&b));
+      worst_rest =
+          std::max(worst_rest, (rest.rowwise() - skin.rest.row(v)).rowwise().norm().minCoeff(&b));
       blender[static_cast<std::size_t>(v)] = b;
     }
     for (std::size_t k = 0; k < times.size(); ++k) {
