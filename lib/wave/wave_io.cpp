@@ -83,9 +83,22 @@ void read_edit_params(app::ConfigReader& r, EditParams& p) {
   // At most 100 voxels, as mesh-export's widths: OpenVDB's narrow bands are a few voxels, and a
   // band of 1e308 made the level set's background infinite.
   r.get("band", p.band, in_range(1.0, 100.0));
+  r.get("close_ends", p.close_ends);
 }
 
 namespace {
+
+/// Intersects the level set `phi` ([nz, ny, nx]) with the slab lo <= z <= hi: phi = max(phi,
+/// distance outside the slab), clamped to the band, so the water ends in flat caps there.
+void cap_ends(std::vector<float>& phi, const io::GridSpec& spec, double lo, double hi,
+              double band) {
+  const std::size_t layer = spec.nx * spec.ny;
+  for (std::size_t k = 0; k < spec.nz; ++k) {
+    const double z = spec.origin.z() + static_cast<double>(k) * spec.voxel_size;
+    const auto outside = static_cast<float>(std::clamp(std::max(lo - z, z - hi), -band, band));
+    for (std::size_t i = k * layer; i < (k + 1) * layer; ++i) phi[i] = std::max(phi[i], outside);
+  }
+}
 
 /// The database's simulations, checked to be alike.
 struct Database {
@@ -425,7 +438,8 @@ void run_wave_edit(const EditParams& p, const EditRun& run) {
   const Database db = open_database(cache);
   const Grid2Spec grid = feature_grid(p, db, cache, run.config_source);
   // The 3D level set has one grid slice per spacing along z: at most 1e9 voxels (4 GB a frame).
-  const double depth = (p.slice_count - 1.0) * p.slice_spacing / grid.spacing + 1;
+  const double depth = (p.slice_count - 1.0) * p.slice_spacing / grid.spacing + 1 +
+                       (p.close_ends ? p.slice_spacing / grid.spacing + 2 * (p.band + 1) : 0.0);
   if (!(depth * static_cast<double>(grid.nx) * static_cast<double>(grid.ny) <= 1e9))
     throw ConfigError(run.config_source, "/slices/spacing",
                       "slices spanning at most 1e9 voxels of the 3D level set (" +
@@ -600,17 +614,26 @@ void run_wave_edit(const EditParams& p, const EditRun& run) {
   const app::IndexRange part = app::shard_range(frame_index.size(), run.shard);
   frame_index = std::vector<std::size_t>(frame_index.begin() + static_cast<long>(part.begin),
                                          frame_index.begin() + static_cast<long>(part.end));
+  // Layers from the first slice to the last; with closed ends, the water goes on half a slice
+  // spacing beyond them, and the grid a band further, so the surface closes inside the grid.
+  const double last_z = p.first_z + (static_cast<double>(S) - 1) * p.slice_spacing;
+  const double band_m = p.band * grid.spacing;
+  const double reach = p.close_ends ? 0.5 * p.slice_spacing : 0.0;
+  const auto pad = p.close_ends
+                       ? static_cast<std::size_t>(std::ceil((reach + band_m) / grid.spacing))
+                       : std::size_t{0};
   io::GridSpec out_spec;
   out_spec.nx = grid.nx;
   out_spec.ny = grid.ny;
   out_spec.nz = static_cast<std::size_t>(
                     std::lround((static_cast<double>(S) - 1) * p.slice_spacing / grid.spacing)) +
-                1;
-  out_spec.origin = {grid.origin.x(), grid.origin.y(), p.first_z};
+                1 + 2 * pad;
+  const double origin_z = p.first_z - static_cast<double>(pad) * grid.spacing;
+  out_spec.origin = {grid.origin.x(), grid.origin.y(), origin_z};
   out_spec.voxel_size = grid.spacing;
   out_spec.grid_class = io::GridClass::LevelSet;
   out_spec.background = p.band;
-  SliceLayout layout{p.first_z, p.slice_spacing, p.first_z, grid.spacing, out_spec.nz};
+  SliceLayout layout{p.first_z, p.slice_spacing, origin_z, grid.spacing, out_spec.nz};
 
   io::CacheWriter writer(run.output, run.provenance);
   auto& seq = writer.add_sequence("surface", {db.frame_rate, 3});
@@ -649,6 +672,7 @@ void run_wave_edit(const EditParams& p, const EditRun& run) {
       slices[i] = &fields[need.at({chosen.simulation[i], static_cast<std::size_t>(shifted)})];
     }
     blend_slices(slices, layout, p.blend, volume);
+    if (p.close_ends) cap_ends(volume, out_spec, p.first_z - reach, last_z + reach, band_m);
     seq.append_frame(
         db.frame_numbers[t], db.times[t],
         {{"grids/surface", io::view(volume, {out_spec.nz, out_spec.ny, out_spec.nx})}});

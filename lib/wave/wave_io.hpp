@@ -49,6 +49,10 @@ struct EditParams {
   double arrival_fraction = 0.25;  ///< arrival = h(s, t) risen by this fraction of its rise
   BlendMethod blend = BlendMethod::Linear;
   double band = 3.0;  ///< level-set half width, voxels
+  /// Close the water body half a slice spacing beyond the outer slices (each slice stands for
+  /// the slab of water around it), so its surface is closed; false: the grid ends at the outer
+  /// slices and the surface is open there.
+  bool close_ends = true;
 };
 
 void read_edit_params(app::ConfigReader& r, EditParams& p);

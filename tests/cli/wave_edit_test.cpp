@@ -3,8 +3,11 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <map>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -88,21 +91,30 @@ TEST_CASE("wave-edit: picks the simulations whose heights match the curve, write
   CHECK(s.frame_count() == 4);
   const auto spec = s.grid_spec("surface");
   CHECK(spec.grid_class == datadyn::io::GridClass::LevelSet);
-  CHECK(spec.nz == 9);  // 4 slice gaps of 0.04 m at 0.02 m voxels
+  // 4 slice gaps of 0.04 m at 0.02 m voxels, and on each end the closed ends' half spacing and
+  // the 3-voxel band: 2 + 4 layers more.
+  CHECK(spec.nz == 9 + 2 * 4);
+  CHECK(spec.origin.z() == doctest::Approx(-0.08));
   CHECK(report["database_height_range"][0].get<double>() == doctest::Approx(0.1).epsilon(0.1));
   CHECK(report["database_height_range"][1].get<double>() == doctest::Approx(0.25).epsilon(0.1));
-  // Frame 1, slice 2 (z = 0.08, layer 4) holds simulation 2: water 0.2 m high at x = 0.1. Below
-  // the surface the field is negative, above it positive.
+  // Frame 1, slice 2 (z = 0.08) holds simulation 2: water 0.2 m high at x = 0.1. Below the
+  // surface the field is negative, above it positive.
   const auto phi = s.read_frame<float>("grids/surface", 0);
-  auto at = [&](double x, double y, std::size_t layer) {
+  auto at = [&](double x, double y, double z) {
     const auto i = static_cast<std::size_t>(std::lround((x - spec.origin.x()) / spec.voxel_size));
     const auto j = static_cast<std::size_t>(std::lround((y - spec.origin.y()) / spec.voxel_size));
-    return phi.data[(layer * spec.ny + j) * spec.nx + i];
+    const auto k = static_cast<std::size_t>(std::lround((z - spec.origin.z()) / spec.voxel_size));
+    return phi.data[(k * spec.ny + j) * spec.nx + i];
   };
-  CHECK(at(0.1, 0.10, 4) < 0);
-  CHECK(at(0.1, 0.26, 4) > 0);
-  CHECK(at(0.1, 0.16, 0) > 0);  // slice 0 holds simulation 0: only 0.1 m of water
-  CHECK(at(0.1, 0.04, 0) < 0);
+  CHECK(at(0.1, 0.10, 0.08) < 0);
+  CHECK(at(0.1, 0.26, 0.08) > 0);
+  CHECK(at(0.1, 0.16, 0.0) > 0);  // slice 0 holds simulation 0: only 0.1 m of water
+  CHECK(at(0.1, 0.04, 0.0) < 0);
+  // The water goes on half a spacing beyond the outer slices (z = -0.02 and 0.18), then ends:
+  // 0.02 m outside that the field is one voxel (0.02 m) positive, in the water's depth too.
+  CHECK(at(0.1, 0.04, -0.02) < 0.001);
+  CHECK(at(0.1, 0.04, -0.04) == doctest::Approx(0.02).epsilon(1e-5));
+  CHECK(at(0.1, 0.04, 0.20) == doctest::Approx(0.02).epsilon(1e-5));
 
   // A second edit reuses the stored features.
   r = run_command(kTool + " -i " + (dir / "db.h5").string() + " -c " +
@@ -326,4 +338,42 @@ TEST_CASE("wave-edit's built-in edit runs on mps-gen's built-in database") {
     CHECK(slice["target"].get<double>() <= range[1]);
   }
   CHECK(report["cross_section"] == 1.0);
+}
+
+TEST_CASE("wave-edit: the water's mesh is closed at both ends, or open with close_ends false") {
+  // A renderer's refraction and a boolean need a closed body: the level set used to stop at the
+  // outer slices with water in them, and the mesh had holes there. Every edge of a closed mesh
+  // is shared by exactly two triangles.
+  TempDir dir;
+  write_database(dir / "db.h5", 4, 2);
+  { std::ofstream(dir / "edit.json") << config(); }
+  const std::string export_tool = std::string(DATADYN_BIN_DIR) + "/mesh-export";
+  auto open_edges = [&](const std::string& extra, const std::string& name) {
+    const auto out = dir / (name + ".h5");
+    auto r = run_command(kTool + " -q -i " + (dir / "db.h5").string() + " -c " +
+                         (dir / "edit.json").string() + extra + " -o " + out.string());
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    r = run_command(export_tool + " -q -i " + out.string() + " --frames 1 -o " +
+                    (dir / (name + ".####.obj")).string());
+    REQUIRE(r.exit_code == 0);
+    std::ifstream in(dir / (name + ".0001.obj"));
+    std::map<std::pair<int, int>, int> edges;
+    std::size_t faces = 0;
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("f ", 0) != 0) continue;
+      std::istringstream ls(line.substr(2));
+      std::vector<int> f;
+      for (std::string corner; ls >> corner;) f.push_back(std::stoi(corner));
+      for (std::size_t c = 0; c < f.size(); ++c) {
+        const int a = f[c], b = f[(c + 1) % f.size()];
+        ++edges[{std::min(a, b), std::max(a, b)}];
+      }
+      ++faces;
+    }
+    REQUIRE(faces > 100);
+    return std::count_if(edges.begin(), edges.end(), [](const auto& e) { return e.second != 2; });
+  };
+  CHECK(open_edges("", "closed") == 0);
+  CHECK(open_edges(" --set close_ends=false", "open") > 0);
 }
