@@ -96,7 +96,7 @@ Body make_body(const BodySetup& s) {
   b.frames = rest_frames(b.regions);
   match_regions(b.regions, b.x, b.frames, /*exact=*/true);
   if (b.example_count() > 0) {
-    project_strain(b.examples, b.frames.strain, b.params.beta, b.weights);
+    project_strain(b.examples, b.frames.strain, b.params.beta, b.params.convex_weights, b.weights);
     blend_strains(b.examples, b.weights, b.projected);
   } else {
     b.weights.assign(static_cast<std::size_t>(b.group_count()), 1.0);

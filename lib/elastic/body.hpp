@@ -34,6 +34,11 @@ struct BodyParams {
   double drag = 0.0;
   /// Relative ridge on LᵀL (example_projection.hpp), >= 0.
   double ridge = 1e-5;
+  /// Keep the projected weights in the convex hull of the rest pose and the examples (each >= 0,
+  /// summing to 1; example_projection.hpp): the paper's linear interpolation of examples, and
+  /// its authors' default. false: eq. 7 as written, which extrapolates, and a body that gravity
+  /// squashes past a squash example then flattens.
+  bool convex_weights = true;
   /// Make every example pose an exact equilibrium (with β = 1). Eq. 3 fits one affine map
   /// R_r S*_r per region, so an example that is not affine on each 1-ring (a twist, a bend) is
   /// reproduced only up to the fit's residual, and the averaging of overlapping regions loses a

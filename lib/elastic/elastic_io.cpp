@@ -142,6 +142,7 @@ void read_body(ConfigReader& r, BodyConfig& b) {
   r.get("damping", b.params.damping, app::unit_interval());
   r.get("drag", b.params.drag, app::unit_interval());
   r.get("ridge", b.params.ridge, app::non_negative());
+  r.get("convex_weights", b.params.convex_weights);
   r.get("exact_examples", b.params.exact_examples);
   r.get("position", b.position);
   r.get("rotation", b.rotation);

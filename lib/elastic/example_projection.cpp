@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include <Eigen/Cholesky>
 #include <Eigen/Eigenvalues>
 
 #include "core/parallel.hpp"
@@ -115,6 +116,7 @@ ExampleSpace build_example_space(const RegionSet& regions, const Points3& rest,
                   eig.eigenvectors().transpose();
       }
     }
+    space.normal.push_back(reg);
     space.normal_inverse.push_back(inverse);
     space.ridge.push_back(lambda);
     space.condition.push_back(condition);
@@ -122,8 +124,83 @@ ExampleSpace build_example_space(const RegionSet& regions, const Points3& rest,
   return space;
 }
 
+Eigen::VectorXd convex_weights(const Eigen::MatrixXd& A, const Eigen::VectorXd& d) {
+  const Eigen::Index n = d.size();
+  Eigen::VectorXd u = Eigen::VectorXd::Zero(n);  // the rest pose: feasible
+  std::vector<char> at_zero(static_cast<std::size_t>(n), 1);
+  bool at_sum = false;  // Σ u = 1 (w_0 = 0) held as an equality
+  const double tol = 1e-12 * (A.cwiseAbs().maxCoeff() + d.cwiseAbs().maxCoeff() + 1e-300);
+  // Each pass either moves to a new working set's minimum or drops a constraint; a bound on the
+  // passes guards against cycling on degenerate data (u stays feasible whenever it stops).
+  for (int pass = 0; pass < 8 * static_cast<int>(n + 1); ++pass) {
+    std::vector<Eigen::Index> free;
+    for (Eigen::Index k = 0; k < n; ++k)
+      if (!at_zero[static_cast<std::size_t>(k)]) free.push_back(k);
+    // The minimum with the working set's constraints as equalities.
+    Eigen::VectorXd target = Eigen::VectorXd::Zero(n);
+    if (!free.empty()) {
+      const auto m = static_cast<Eigen::Index>(free.size());
+      Eigen::MatrixXd a(m, m);
+      Eigen::VectorXd b(m);
+      for (Eigen::Index i = 0; i < m; ++i) {
+        b[i] = d[free[static_cast<std::size_t>(i)]];
+        for (Eigen::Index j = 0; j < m; ++j)
+          a(i, j) = A(free[static_cast<std::size_t>(i)], free[static_cast<std::size_t>(j)]);
+      }
+      const Eigen::LDLT<Eigen::MatrixXd> solver(a);
+      Eigen::VectorXd x = solver.solve(b);
+      if (at_sum) {  // x = a⁻¹ (b − μ 1) with 1ᵀ x = 1
+        const Eigen::VectorXd y = solver.solve(Eigen::VectorXd::Ones(m));
+        x -= (x.sum() - 1.0) / y.sum() * y;
+      }
+      for (Eigen::Index i = 0; i < m; ++i) target[free[static_cast<std::size_t>(i)]] = x[i];
+    }
+    const Eigen::VectorXd step = target - u;
+    if (step.cwiseAbs().maxCoeff() <= 1e-13) {
+      // A minimum of the working set: optimal when no active constraint pulls the wrong way.
+      // KKT: A u − d = Σ λ_k e_k − λ_0 1, λ >= 0.
+      const Eigen::VectorXd g = A * u - d;
+      const double lambda0 = at_sum && !free.empty() ? -g[free.front()] : 0.0;
+      double worst = -tol;
+      Eigen::Index release = -1;  // -1: none, n: the sum
+      for (Eigen::Index k = 0; k < n; ++k)
+        if (at_zero[static_cast<std::size_t>(k)] && g[k] + lambda0 < worst) {
+          worst = g[k] + lambda0;
+          release = k;
+        }
+      if (at_sum && lambda0 < worst) release = n;
+      if (release < 0) break;
+      if (release == n)
+        at_sum = false;
+      else
+        at_zero[static_cast<std::size_t>(release)] = 0;
+      continue;
+    }
+    // Go towards the target until a constraint blocks.
+    double alpha = 1.0;
+    Eigen::Index block = -1;
+    for (Eigen::Index k : free)
+      if (step[k] < 0 && -u[k] / step[k] < alpha) {
+        alpha = -u[k] / step[k];
+        block = k;
+      }
+    if (!at_sum && step.sum() > 0 && (1.0 - u.sum()) / step.sum() < alpha) {
+      alpha = (1.0 - u.sum()) / step.sum();
+      block = n;
+    }
+    u += alpha * step;
+    if (block == n) {
+      at_sum = true;
+    } else if (block >= 0) {
+      at_zero[static_cast<std::size_t>(block)] = 1;
+      u[block] = 0.0;
+    }
+  }
+  return u;
+}
+
 void project_strain(const ExampleSpace& space, const std::vector<double>& strain, double beta,
-                    std::vector<double>& weights) {
+                    bool convex, std::vector<double>& weights) {
   const int n = space.example_count;
   const std::size_t size = space.rest_strain.size();
   weights.assign(static_cast<std::size_t>(space.group_count) * static_cast<std::size_t>(n + 1),
@@ -157,12 +234,21 @@ void project_strain(const ExampleSpace& space, const std::vector<double>& strain
         });
     const Eigen::MatrixXd& inverse = space.normal_inverse[static_cast<std::size_t>(g)];
     double* w = &weights[static_cast<std::size_t>(g) * static_cast<std::size_t>(n + 1)];
-    double sum = 0.0;
+    Eigen::VectorXd u(n);
     for (int k = 0; k < n; ++k) {
       double v = 0.0;
       for (int j = 0; j < n; ++j) v += inverse(k, j) * d[static_cast<std::size_t>(j)];
-      w[k + 1] = beta * v;  // β blending of the example weights
-      sum += v;
+      u[k] = v;
+    }
+    // Eq. 7's weights when they lie in the hull (the common case: no extra work), else the
+    // hull's constrained solution.
+    if (convex && n > 0 && (u.minCoeff() < 0.0 || u.sum() > 1.0))
+      u = convex_weights(space.normal[static_cast<std::size_t>(g)],
+                         Eigen::Map<const Eigen::VectorXd>(d.data(), n));
+    double sum = 0.0;
+    for (int k = 0; k < n; ++k) {
+      w[k + 1] = beta * u[k];  // β blending of the example weights
+      sum += u[k];
     }
     // w_0 = 1 − Σ w_k, then + (1 − β) Σ w_k: together 1 − β Σ w_k.
     w[0] = 1.0 - beta * sum;

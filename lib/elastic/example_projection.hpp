@@ -17,6 +17,16 @@
 /// weight 0) and biases well-posed weights by about ridge × cond(LᵀL) relative. ridge = 0 gives
 /// the exact least-squares weights of eq. 7 (and fails for dependent examples).
 ///
+/// Convex weights: eq. 7 as written extrapolates. A body squashed by gravity beyond a squash
+/// example projects to example weights above 1 (and the rest weight below 0); with β = 0.995 the
+/// goal then follows the body along the example direction with only 1 − β of the stiffness, and
+/// the weights run on until the goal shape is flat (a 1 m body with a 0.7 squash example ended 2
+/// mm thick). The paper calls the example manifold a linear interpolation of the examples, and
+/// its authors' program clamps negative weights by default; with `convex` the weights are the
+/// exact least-squares solution of eq. 7 restricted to the convex hull of the rest pose and the
+/// examples (every w_k >= 0, Σ_{k=0..N} w_k = 1), found by a primal active-set method on
+/// LᵀL + λ I, before β blending. Inside the hull it equals eq. 7.
+///
 /// Groups (section 4.4): every region belongs to one group; each group has its own L (its
 /// regions' rows), LᵀL and weights, so different parts of a body can follow different examples.
 
@@ -46,6 +56,8 @@ struct ExampleSpace {
   std::vector<int> region_group;
   /// G lists of the regions of each group, ascending.
   std::vector<std::vector<int>> group_regions;
+  /// G matrices LᵀL + λ I, N by N.
+  std::vector<Eigen::MatrixXd> normal;
   /// G matrices (LᵀL + λ I)⁻¹, N by N.
   std::vector<Eigen::MatrixXd> normal_inverse;
   /// G ridges λ actually added.
@@ -71,11 +83,18 @@ ExampleSpace build_example_space(const RegionSet& regions, const Points3& rest,
 /// Eq. 7 with β blending: the weights of each group for the strain vector `strain`.
 /// @param strain 6 M numbers S(x) (RegionFrames::strain).
 /// @param beta in [0, 1]: 1 keeps the projected weights, 0 gives the rest pose.
+/// @param convex restrict the projection to the convex hull of the rest pose and the examples
+///   (see the file comment); false: eq. 7 as written.
 /// @param weights out: G × (N + 1) numbers, group g's weights w_0..w_N at [g (N + 1), ...);
 ///   each group's weights sum to 1 (to rounding).
 /// Runs in parallel over fixed chunks of regions; the sums are combined in chunk order.
 void project_strain(const ExampleSpace& space, const std::vector<double>& strain, double beta,
-                    std::vector<double>& weights);
+                    bool convex, std::vector<double>& weights);
+
+/// The u minimising ½ uᵀ A u − dᵀ u over u_k >= 0, Σ_k u_k <= 1 (the example weights of a point
+/// of the convex hull, w_0 = 1 − Σ u): a primal active-set method from u = 0. @pre A symmetric
+/// positive definite, n by n with n <= kMaxExamples; d has n entries.
+Eigen::VectorXd convex_weights(const Eigen::MatrixXd& A, const Eigen::VectorXd& d);
 
 /// S*_r = S_0,r + Σ_k w_{g(r),k} (S_k,r − S_0,r) = Σ_{k=0..N} w_k S_k,r for every region.
 /// @param weights G × (N + 1) numbers from project_strain.

@@ -40,7 +40,7 @@ void step_body(Body& b, const SceneParams& params, double h, StepTimings* timing
   // 2-3. Goals (eqs. 2-3, 6-7).
   if (b.example_count() > 0) {
     const double p0 = timings ? now(timings) : 0.0;
-    project_strain(b.examples, b.frames.strain, b.params.beta, b.weights);
+    project_strain(b.examples, b.frames.strain, b.params.beta, b.params.convex_weights, b.weights);
     blend_strains(b.examples, b.weights, b.projected);
     if (timings) t_proj = now(timings) - p0;
     example_goals(b.regions, b.frames, b.projected, b.goals);
