@@ -691,20 +691,23 @@ MeshExportResult export_cache(const MeshExportParams& params, const Provenance& 
       };
       job.voxel_size = params.level_set.voxel_size;
       if (!(job.voxel_size > 0)) {
+        // From the sequence, never from the frames exported: every shard and frame range of a
+        // farm job must get the same voxel size (it was each shard's first frame's).
         const Attributes attrs = seq.attributes();
-        auto it = attrs.find("particle_spacing");
         double spacing = 0;
         std::string how;
-        if (it != attrs.end()) {
+        for (const char* name : {"particle_spacing", "l0"}) {  // l0: mps-gen's lattice
+          auto it = attrs.find(name);
+          if (it == attrs.end() || spacing > 0) continue;
           if (const auto* d = std::get_if<double>(&it->second)) spacing = *d;
-          how = "the sequence's particle_spacing";
+          how = std::string("the sequence's ") + name;
         }
         if (!(spacing > 0)) {
-          const PolygonMesh& m = first_frame();
+          const PolygonMesh m = src.mesh(0);
           spacing =
               source == ExportSource::Mesh ? mean_edge_length(m) : mean_nearest_distance(m.points);
           how = source == ExportSource::Mesh ? "the mean edge length" : "the mean particle spacing";
-          how += " of frame " + std::to_string(seq.frames()[first]);
+          how += " of the sequence's first frame, " + std::to_string(seq.frames()[0]);
         }
         if (!(spacing > 0))
           throw IoError(where +

@@ -228,6 +228,45 @@ TEST_CASE("export: uv=false leaves the texture coordinates out") {
         std::vector<std::string>{"x", "y", "z", "nx", "ny", "nz"});
 }
 
+TEST_CASE("export: the automatic voxel size is the sequence's, whatever frames are exported") {
+  // Particles whose spacing grows frame by frame (0.1 m, then 0.15, 0.2): a farm's shards export
+  // other frames, and each took its own first frame's spacing, so the level sets of one
+  // sequence changed voxel size and particle radius at every shard boundary.
+  TempDir dir;
+  const auto cache = dir / "spread.h5";
+  const auto write = [&](const std::filesystem::path& path, double l0) {
+    CacheWriter w(path, {"export-test 1", "export-test", "{}", ""});
+    auto& s = w.add_sequence("spread", {24.0, 3});
+    if (l0 > 0) s.set_attribute("l0", l0);
+    for (int f = 1; f <= 3; ++f) {
+      const Points3 p = test::jittered_block(5, 0.05 + 0.05 * f, 3);
+      s.append_frame(f, (f - 1) / 24.0, {{"points/position", view(p)}});
+    }
+    w.commit();
+  };
+  write(cache, 0);
+  MeshExportParams p;
+  p.input = cache;
+  p.source = ExportSource::Particles;
+  const auto voxel_note = [&](std::vector<std::int64_t> frames, const std::string& out) {
+    p.frames = std::move(frames);
+    p.output = dir / out;
+    std::vector<std::string> notes;
+    export_cache(p, kProvenance, {}, [&](const std::string& n) { notes.push_back(n); });
+    for (const auto& n : notes)
+      if (n.find("level_set.voxel_size = ") != std::string::npos) return n;
+    return std::string("no note");
+  };
+  const std::string all = voxel_note({1, 2, 3}, "all.####.obj");
+  CHECK(all.find("of the sequence's first frame, 1") != std::string::npos);
+  CHECK(voxel_note({3}, "late.####.obj") == all);
+  CHECK(voxel_note({2, 3}, "mid.####.obj") == all);
+  // mps-gen's caches carry their lattice spacing as l0: half of it.
+  write(cache, 0.03);
+  const std::string l0 = voxel_note({3}, "l0.####.obj");
+  CHECK(l0.find("level_set.voxel_size = 0.015000 m (half the sequence's l0)") != std::string::npos);
+}
+
 TEST_CASE("export: a level-set grid sequence to USDA has time-varying topology on the sphere") {
   Fixture fx;
   export_cache(fx.params("water.usda", "water"), kProvenance);
