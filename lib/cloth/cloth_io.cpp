@@ -9,6 +9,7 @@
 #include <random>
 
 #include <spdlog/spdlog.h>
+#include <Eigen/Geometry>
 
 #include "app/progress.hpp"
 #include "app/shard.hpp"
@@ -408,6 +409,13 @@ void read_cloth_params(app::ConfigReader& r, ClothParams& p) {
   r.get("velocity_scale", p.velocity_scale, positive());
   if (p.axis_u.norm() == 0.0) r.fail("axis_u", "a non-zero vector");
   if (p.axis_v.norm() == 0.0) r.fail("axis_v", "a non-zero vector");
+  // Parallel axes put every particle on one line, coinciding rows and all.
+  if (!(p.axis_u.normalized().cross(p.axis_v.normalized()).norm() > 1e-6))
+    r.fail("axis_v", "a vector not parallel to axis_u");
+  // At most 1e8 particles (about 40 GB of solver state): a grid past 2^31 particles overflowed
+  // the index type and crashed while the config was read.
+  if (!(static_cast<double>(p.nx) * static_cast<double>(p.ny) <= 1e8))
+    r.fail("ny", "a grid of at most 1e8 particles (nx x ny; nx is " + std::to_string(p.nx) + ")");
 }
 
 void read_cloth_config(app::ConfigReader& r, ClothConfig& c) {

@@ -271,6 +271,27 @@ TEST_CASE("cloth-train: a DSDS factor that does not divide the grid is a config 
   CHECK(!std::filesystem::exists(dir / "t.h5"));
 }
 
+TEST_CASE("cloth-train: a grid past 1e8 particles or with parallel axes is a config error") {
+  // 46341 x 46341 particles overflowed the index type and crashed (SIGSEGV) while the config
+  // was read, in every subcommand and with --dry-run; parallel axes put the grid on a line.
+  TempDir dir;
+  const std::string out = " -o " + (dir / "t.h5").string();
+  for (const std::string& cmd :
+       {std::string(" simulate --dry-run --set cloth.nx=46341 --set cloth.ny=46341"),
+        std::string(" simulate --set cloth.nx=1073741825 --set cloth.ny=3"),
+        std::string(" upscale --method bilinear --set cloth.nx=65537 --set cloth.ny=65537")}) {
+    INFO(cmd);
+    const auto r = run_command(kTool + cmd + out);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("/cloth/ny: expected a grid of at most 1e8 particles") != std::string::npos);
+  }
+  const auto r = run_command(kTool + " simulate --set cloth.axis_v=[2,0,0] --set " +
+                             "cloth.axis_u=[1,0,0]" + out);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/cloth/axis_v: expected a vector not parallel to axis_u") != std::string::npos);
+  CHECK(!std::filesystem::exists(dir / "t.h5"));
+}
+
 TEST_CASE("cloth-train: a cloth that starts inside the sphere or below the ground is refused") {
   // Pins inside a sphere ran silently at 10 m/s with springs 4.7 times their length; a sphere
   // larger than the cloth ended as "diverged (try a smaller time_step)" at frame 1.
