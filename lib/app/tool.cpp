@@ -207,6 +207,10 @@ void Context::accept_config(const json& resolved) {
   }
 }
 
+void Context::record_config_value(const std::string& pointer, const json& value) {
+  resolved_[json::json_pointer(pointer)] = value;
+}
+
 io::Provenance Context::provenance() const {
   io::Provenance p;
   p.generator = tool_ + (command_.empty() ? "" : " " + command_) + " " + kVersion;

@@ -87,6 +87,10 @@ class Context {
   std::string config_origin(const std::string& key) const;
   /// The resolved config of the last config() call (an empty object before).
   const json& resolved_config() const { return resolved_; }
+  /// Records in the resolved config (and so in every output's provenance) a value that the run
+  /// took from its inputs instead of the config's default, e.g. a model's DSDS factor: the
+  /// stored config then reproduces the run. `pointer` is a JSON pointer ("/dsds_factor").
+  void record_config_value(const std::string& pointer, const json& value);
 
   /// Provenance for outputs: generator "<tool> <version>", the command line, the resolved config.
   io::Provenance provenance() const;

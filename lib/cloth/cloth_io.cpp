@@ -905,6 +905,8 @@ void run_upscale(app::Context& ctx, const ClothConfig& config, const std::string
                         "the factor of the model " + inputs[0].string() + " (" +
                             std::to_string(model->factor) + "), or no dsds_factor",
                         std::to_string(config.dsds_factor));
+    // Recorded as used, so the output's stored config runs again with this model.
+    ctx.record_config_value("/dsds_factor", model->factor);
   }
   const int f = model ? model->factor : config.dsds_factor;
   struct Job {
@@ -921,8 +923,12 @@ void run_upscale(app::Context& ctx, const ClothConfig& config, const std::string
                      ", got " + std::to_string(inputs.size()) + " files");
   if (next < inputs.size()) {  // a miniature cache
     io::CacheReader cache(inputs[next]);
-    for (const auto& name :
-         cloth_sequences(cache, inputs[next], "miniature runs (cloth-train simulate)")) {
+    // A shard takes its part of the runs, as it does when it simulates them.
+    const auto names =
+        cloth_sequences(cache, inputs[next], "miniature runs (cloth-train simulate)");
+    const auto range = app::shard_range(names.size(), ctx.shard());
+    for (std::size_t k = range.begin; k < range.end; ++k) {
+      const std::string& name = names[k];
       const auto seq = cache.sequence(name);
       expect_miniature_factor(seq, inputs[next], f);
       Job job{name, params_of(seq, inputs[next].string()), {}, read_frames(seq)};

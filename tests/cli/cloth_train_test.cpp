@@ -271,6 +271,57 @@ TEST_CASE("cloth-train: a DSDS factor that does not divide the grid is a config 
   CHECK(!std::filesystem::exists(dir / "t.h5"));
 }
 
+TEST_CASE("cloth-train: upscale --shard splits the runs of a stored miniature too") {
+  // With the miniature from a cache every shard upscaled every run, and merging the shards
+  // failed on the overlap.
+  TempDir dir;
+  const std::string cd = "cd " + dir.path().string() + " && " + kTool;
+  auto r = run_command(cd + " simulate" + kSmall + " --set simulate_miniature=true -o mini.h5");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  r = run_command(cd + " upscale" + kSmall + " --method bilinear -i mini.h5 -o all.h5");
+  REQUIRE(r.exit_code == 0);
+  datadyn::io::CacheReader all(dir / "all.h5");
+  const auto names = all.sequence_names();
+  REQUIRE(names.size() == 3);
+  std::vector<std::string> seen;
+  for (int k = 1; k <= 2; ++k) {
+    const std::string part = "part" + std::to_string(k) + ".h5";
+    r = run_command(cd + " upscale" + kSmall + " --method bilinear -i mini.h5 --shard " +
+                    std::to_string(k) + "/2 -o " + part);
+    REQUIRE(r.exit_code == 0);
+    datadyn::io::CacheReader shard(dir / part);
+    for (const auto& name : shard.sequence_names()) {
+      seen.push_back(name);
+      const auto a = shard.sequence(name), b = all.sequence(name);
+      REQUIRE(a.frame_count() == b.frame_count());
+      CHECK(a.read_frame<float>("points/position", a.frame_count() - 1).data ==
+            b.read_frame<float>("points/position", b.frame_count() - 1).data);
+    }
+  }
+  CHECK(seen == names);  // each run once, in order
+}
+
+TEST_CASE("cloth-train: upscale records the model's DSDS factor, so its stored config reruns") {
+  // A factor-4 model upscaled without dsds_factor in the config: the output's config said the
+  // default 2, and fed back (with this model) it was refused.
+  TempDir dir;
+  const std::string cd = "cd " + dir.path().string() + " && " + kTool;
+  auto r = run_command(cd + " simulate" + kSmall + " --set dsds_factor=4 -o t.h5");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  r = run_command(cd + " train" + kSmall + " --set dsds_factor=4 -i t.h5 -o m4.h5");
+  REQUIRE(r.exit_code == 0);
+  r = run_command(cd + " upscale" + kSmall + " -i m4.h5 -o up.h5");
+  REQUIRE(r.exit_code == 0);
+  const auto stored =
+      nlohmann::json::parse(datadyn::io::CacheReader(dir / "up.h5").provenance().config_json);
+  CHECK(stored["dsds_factor"] == 4);
+  { std::ofstream(dir / "stored.json") << stored.dump(); }
+  r = run_command(cd + " upscale -q -c stored.json -i m4.h5 -o again.h5");
+  CHECK(r.exit_code == 0);
+}
+
 TEST_CASE("cloth-train: a grid past 1e8 particles or with parallel axes is a config error") {
   // 46341 x 46341 particles overflowed the index type and crashed (SIGSEGV) while the config
   // was read, in every subcommand and with --dry-run; parallel axes put the grid on a line.
