@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <map>
 #include <optional>
 #include <random>
 
@@ -757,9 +758,17 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
     ClothParams params;
   };
   std::vector<Seq> seqs;
+  std::map<std::string, std::filesystem::path> given;  // run name -> the file that gave it
   for (const auto& in : inputs) {
     io::CacheReader cache(in);
     for (const auto& name : cloth_sequences(cache, in, "target runs (cloth-train simulate)")) {
+      // A run given twice (a shard beside the merged cache) could land in both the training
+      // and the test split, and the test loss would measure what the network has seen.
+      if (const auto [it, fresh] = given.emplace(name, in); !fresh)
+        throw UsageError("-i/--input: " + it->second.string() + " and " + in.string() +
+                         " both hold /sequences/" + name +
+                         "; expected each run once (a run in both splits makes the test loss a "
+                         "training loss)");
       const auto seq = cache.sequence(name);
       expect_miniature_factor(seq, in, 1);
       const ClothParams p = params_of(seq, in.string());

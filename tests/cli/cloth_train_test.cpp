@@ -322,6 +322,20 @@ TEST_CASE("cloth-train: upscale records the model's DSDS factor, so its stored c
   CHECK(r.exit_code == 0);
 }
 
+TEST_CASE("cloth-train: train refuses a run given twice, which would be in both splits") {
+  TempDir dir;
+  const std::string cd = "cd " + dir.path().string() + " && " + kTool;
+  auto r = run_command(cd + " simulate" + kSmall + " -o t.h5");
+  REQUIRE(r.exit_code == 0);
+  r = run_command(cd + " simulate" + kSmall + " --shard 3/3 -o part3.h5");
+  REQUIRE(r.exit_code == 0);
+  r = run_command(cd + " train" + kSmall + " -i t.h5 -i part3.h5 -o m.h5");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("t.h5 and part3.h5 both hold /sequences/curtain_002; expected each run once") !=
+        std::string::npos);
+  CHECK(!std::filesystem::exists(dir / "m.h5"));
+}
+
 TEST_CASE("cloth-train: a grid past 1e8 particles or with parallel axes is a config error") {
   // 46341 x 46341 particles overflowed the index type and crashed (SIGSEGV) while the config
   // was read, in every subcommand and with --dry-run; parallel axes put the grid on a line.
