@@ -227,6 +227,37 @@ ConfigReader::Raw ConfigReader::raw(const std::string& key) const {
   return r;
 }
 
+bool ConfigReader::has_element_overrides(const std::string& key) const {
+  const std::string p = pointer_ + "/" + key + "/";
+  for (const auto& o : state_->overrides)
+    if (o.pointer.size() > p.size() && o.pointer.compare(0, p.size(), p) == 0 &&
+        o.pointer.find_first_not_of("0123456789", p.size()) == std::string::npos)
+      return true;
+  return false;
+}
+
+json ConfigReader::with_element_overrides(const std::string& key, json list, Raw& r) const {
+  const std::string p = pointer_ + "/" + key + "/";
+  for (auto& o : state_->overrides) {
+    if (o.pointer.size() <= p.size() || o.pointer.compare(0, p.size(), p) != 0 ||
+        o.pointer.find_first_not_of("0123456789", p.size()) != std::string::npos)
+      continue;
+    o.used = true;
+    r.origin = o.origin;
+    const std::string index = o.pointer.substr(p.size());
+    if (!list.is_array() || index.size() > 9 || std::stoul(index) >= list.size())
+      throw ConfigError(ConfigError::FreeText{}, o.origin, o.pointer,
+                        "index " + index + " is past the end of " + pointer_ + "/" + key +
+                            ", a list of " + std::to_string(list.is_array() ? list.size() : 0) +
+                            "; --set changes elements of a list, it cannot add one (give the "
+                            "list in the config file)");
+    json& element = list[std::stoul(index)];
+    element = detail::override_to_json(o.text, element.is_boolean(), element.is_number(),
+                                       element.is_string(), element.is_array());
+  }
+  return list;
+}
+
 bool ConfigReader::has(const std::string& key) const {
   const std::string p = pointer_ + "/" + key;
   for (const auto& o : state_->overrides)

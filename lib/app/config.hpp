@@ -155,6 +155,11 @@ class ConfigReader {
     std::string origin;                     // file name or "--set a.b"
   };
   Raw raw(const std::string& key) const;
+  /// `list` (the key's list as given, or its default) with the `--set key.<i>=value` overrides of
+  /// its elements applied (each must exist: a --set cannot add one); `r.origin` becomes the last
+  /// such --set's, for messages. Unchanged when there are none.
+  json with_element_overrides(const std::string& key, json list, Raw& r) const;
+  bool has_element_overrides(const std::string& key) const;
   /// `file` as given at key, relative to the config file's directory unless a --set gave it.
   std::filesystem::path resolve_file(const std::string& key, const std::string& file) const;
   void record(const std::string& key, json value);
@@ -296,20 +301,28 @@ bool ConfigReader::convert(const json& j, T& out) const {
 
 template <class T>
 void ConfigReader::get(const std::string& key, T& value, const Range& range) {
-  const Raw r = raw(key);
+  Raw r = raw(key);
   std::string expected = detail::TypeName<T>::get();
   constexpr bool numeric = detail::IsNumber<T>::value;
   if (numeric && (range.min || range.max))
     expected = range.describe(std::is_integral_v<T> ? "an integer" : "a number");
-  if (r.value || r.override) {
+  constexpr bool is_list = !std::is_arithmetic_v<T> && !std::is_same_v<T, std::string>;
+  bool elements = false;
+  if constexpr (is_list) elements = has_element_overrides(key);
+  if (r.value || r.override || elements) {
     json j;
     if (r.override) {
-      constexpr bool is_list = !std::is_arithmetic_v<T> && !std::is_same_v<T, std::string>;
       j = detail::override_to_json(*r.override, std::is_same_v<T, bool>, numeric,
                                    std::is_same_v<T, std::string>, is_list);
-    } else {
+    } else if (r.value) {
       j = *r.value;
+    } else if constexpr (std::is_same_v<T, Eigen::Vector3d> || std::is_same_v<T, Eigen::Vector2d>) {
+      j = json::array();
+      for (Eigen::Index i = 0; i < value.size(); ++i) j.push_back(value[i]);
+    } else if constexpr (is_list) {
+      j = json(value);  // the default, whose elements a --set changes
     }
+    if (elements) j = with_element_overrides(key, std::move(j), r);
     T parsed{};
     if (!convert(j, parsed)) {
       if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {

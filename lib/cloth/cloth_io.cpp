@@ -762,6 +762,8 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
   for (const auto& in : inputs) {
     io::CacheReader cache(in);
     for (const auto& name : cloth_sequences(cache, in, "target runs (cloth-train simulate)")) {
+      const auto seq = cache.sequence(name);
+      expect_miniature_factor(seq, in, 1);
       // A run given twice (a shard beside the merged cache) could land in both the training
       // and the test split, and the test loss would measure what the network has seen.
       if (const auto [it, fresh] = given.emplace(name, in); !fresh)
@@ -769,8 +771,6 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
                          " both hold /sequences/" + name +
                          "; expected each run once (a run in both splits makes the test loss a "
                          "training loss)");
-      const auto seq = cache.sequence(name);
-      expect_miniature_factor(seq, in, 1);
       const ClothParams p = params_of(seq, in.string());
       if (!has_miniature(p, f))
         throw IoError(in.string() + ": /sequences/" + name + ": a " + std::to_string(p.nx) + "x" +

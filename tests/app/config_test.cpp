@@ -332,3 +332,32 @@ TEST_CASE("config: counts in messages take the noun's number") {
   CHECK(datadyn::app::counted(0, "body", "bodies") == "0 bodies");
   CHECK(datadyn::app::counted(12, "file", "files") == "12 files");
 }
+
+TEST_CASE("config: --set changes one element of a list of numbers or of points by index") {
+  // Documented in docs/command-line.md, but only lists of objects took it: "unknown key "1"".
+  // On the default (an Eigen vector, a std::vector), on a list from the file, after a --set of
+  // the whole list, and for an element that is itself a list.
+  CHECK(load("{}", {"gravity.1=-5"}).gravity == Eigen::Vector3d(0.0, -5.0, 0.0));
+  CHECK(load("{}", {"heights.0=0.3"}).heights == std::vector<double>{0.3, 0.2});
+  CHECK(load(R"({"heights": [1, 2, 3]})", {"heights.2=4"}).heights == std::vector<double>{1, 2, 4});
+  CHECK(load("{}", {"heights=1,2,3", "heights.1=5"}).heights == std::vector<double>{1, 5, 3});
+  {
+    ConfigReader r = ConfigReader::from_json(json::parse(R"({"points": [[0, 1], [2, 3]]})"),
+                                             "scene.json", {"points.1=[4,5]"});
+    std::vector<std::vector<double>> points;
+    r.get("points", points);
+    r.finish();
+    CHECK(points == std::vector<std::vector<double>>{{0, 1}, {4, 5}});
+    CHECK(r.resolved()["points"][1][0] == 4.0);
+  }
+  // The element's range is checked, the --set named; an index past the end says so.
+  CHECK(error_of("{}", {"heights.1=-1"}) ==
+        "--set heights.1: /heights: expected a list of numbers, each > 0, got [0.1,-1]");
+  CHECK(
+      error_of("{}", {"gravity.3=1"})
+          .find("--set gravity.3: /gravity/3: index 3 is past the end of /gravity, a list of 3") ==
+      0);
+  CHECK(error_of("{}", {"gravity.1=abc"})
+            .find("--set gravity.1: /gravity: expected a list of 3 "
+                  "numbers") == 0);
+}
