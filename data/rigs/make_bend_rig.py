@@ -10,6 +10,7 @@ Files:
   bend_rig.fbx        Blender's default FBX export (-Z forward, Y up: a root rotation to Y up)
   bend_rig_zup.fbx    the same with Y forward, Z up (the data left Z up, and declared so)
   bend_rig.glb        Blender's default glTF binary export (metres, Y up)
+  bend_rig_still.fbx  the default FBX export without its animation (Bake Animation off)
   bend_rig_blender.json  Blender's world positions of every vertex, rest pose and frames 1, 8,
                       16, converted to Y up as (x, z, -y), metres, in Blender's vertex order
 
@@ -110,4 +111,5 @@ bpy.ops.export_scene.fbx(filepath=os.path.join(out, "bend_rig.fbx"))
 bpy.ops.export_scene.fbx(filepath=os.path.join(out, "bend_rig_zup.fbx"), axis_forward="Y",
                          axis_up="Z")
 bpy.ops.export_scene.gltf(filepath=os.path.join(out, "bend_rig.glb"), export_format="GLB")
+bpy.ops.export_scene.fbx(filepath=os.path.join(out, "bend_rig_still.fbx"), bake_anim=False)
 print("wrote", out)

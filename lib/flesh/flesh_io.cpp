@@ -141,6 +141,21 @@ FleshBody skinned_mesh_body(const MeshBodyConfig& m, const FleshSimulationParams
   for (int k = 0; k < samples; ++k) times.push_back(start + k / rate);
   const LoadedSkin skin = load_skin_animation(m.file, times);
   spdlog::info("{}: {}", m.file, skin.axes);
+  if (!skin.animated)
+    throw IoError(m.file +
+                  ": no animation in the file; motion.kind = \"skin\" moves the mesh by "
+                  "the file's first animation (export it with its animation baked)");
+  if (skin.skinned_meshes > 1)
+    spdlog::warn("{}: {} meshes have bones; only the first, \"{}\", is simulated", m.file,
+                 skin.skinned_meshes, skin.mesh_name);
+  // The file's own frame rate is not the cache's: say what is sampled.
+  const double end = start + (p.frames - 1) / p.frame_rate;
+  spdlog::info("{}: its animation lasts {:.4g} s; {} frames at {:.4g} fps from {:.4g} s{}", m.file,
+               skin.duration, p.frames, p.frame_rate, start,
+               end > skin.duration + 1e-9 ? fmt::format(", past its end from {:.4g} s (the last "
+                                                        "pose held)",
+                                                        skin.duration)
+                                          : std::string());
   const double extent = (skin.rest.colwise().maxCoeff() - skin.rest.colwise().minCoeff()).norm();
   const WeldedVertices welded = weld_vertices(skin.rest, 1e-6 * extent);
   SurfaceMesh surface;
@@ -625,6 +640,18 @@ void run_apply(app::Context& ctx) {
   if (!springs.ks.allFinite() || !springs.kd.allFinite() || springs.ks.minCoeff() < 0 ||
       springs.kd.minCoeff() < 0)
     throw IoError(springs_file->string() + ": /springs: expected finite ks, kd >= 0");
+  // The same vertex count is not the same mesh: a re-export with its vertices in another order
+  // got every vertex another's spring, silently. The faces the springs were fitted on must be
+  // the animation's (a moved or re-posed character keeps them).
+  if (springs_cache.exists("/sequences/springs/topology/triangles") &&
+      target.triangles.rows() > 0 &&
+      springs_cache.sequence("springs").topology("triangles") != target.triangles)
+    throw IoError(springs_file->string() +
+                  ": /sequences/springs/topology/triangles: the springs "
+                  "were fitted on a mesh with other faces than " +
+                  anim_file->string() + ": /sequences/" + c.target_sequence +
+                  " (same vertex count, another vertex order or mesh); expected the mesh they "
+                  "were fitted on");
   springs.ks *= c.stiffness_scale;
   springs.kd *= c.damping_scale;
   SpringApplyOptions opt;

@@ -142,6 +142,9 @@ LoadedSkin load_skin_animation(const std::filesystem::path& path,
   if (!mesh) throw IoError(path.string() + ": no skinned mesh (a mesh with bones) in the file");
 
   LoadedSkin out;
+  out.mesh_name = mesh->mName.C_Str();
+  for (unsigned m = 0; m < scene->mNumMeshes; ++m)
+    if (scene->mMeshes[m]->mNumBones > 0) ++out.skinned_meshes;
   // Everything in the scene's world (the root's space times the file's axes and unit): the
   // mesh's and the armature's object transforms placed the character there.
   const Eigen::Matrix4d world = root_to_metres(path, *scene, &out.axes);
@@ -164,6 +167,8 @@ LoadedSkin load_skin_animation(const std::filesystem::path& path,
   const aiAnimation* anim = scene->mNumAnimations > 0 ? scene->mAnimations[0] : nullptr;
   const double tps = anim && anim->mTicksPerSecond > 0 ? anim->mTicksPerSecond : 1.0;
   const double first = anim ? first_key(*anim) : 0.0;
+  out.animated = anim != nullptr && anim->mNumChannels > 0;
+  out.duration = anim ? (anim->mDuration - first) / tps : 0.0;
   if (anim && !times.empty()) check_start(path, times.front(), (anim->mDuration - first) / tps);
   const auto local = [&](const aiNode* node, double ticks) {
     const Eigen::Matrix4d rest = to_eigen(node->mTransformation);

@@ -35,6 +35,12 @@ struct LoadedSkin {
   std::vector<std::vector<Eigen::Isometry3d>> motion;
   /// The axes and unit the file declares and how they were converted, for the log.
   std::string axes;
+  /// The skinned mesh's name, and how many meshes with bones the file has (the first is read).
+  std::string mesh_name;
+  int skinned_meshes = 0;
+  /// The file's first animation: whether there is one, and its length (s, from its first key).
+  bool animated = false;
+  double duration = 0.0;
 };
 
 /// Loads the first skinned mesh of `path` and evaluates its first animation at `time` (s).

@@ -418,6 +418,9 @@ TEST_CASE("spring-fit: a Blender rig stands upright in metres whatever its expor
                     " --set motion.frames=9 --set solver.dynamic=false" + " -o " + out.string());
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
+    // The log says how long the file's animation is (frames 1-16 at 24 fps) and what is sampled.
+    CHECK(r.err.find("its animation lasts 0.625 s; 9 frames at 30 fps from 0 s") !=
+          std::string::npos);
     // The log says what the file declared.
     CHECK(r.err.find(std::string(file).ends_with(".glb")
                          ? "no declared axes or unit"
@@ -437,6 +440,13 @@ TEST_CASE("spring-fit: a Blender rig stands upright in metres whatever its expor
     CHECK(-sag.col(1).mean() > std::max(std::abs(sag.col(0).mean()), std::abs(sag.col(2).mean())));
     skins.push_back(skinned.positions(8));
   }
+  // Exported without its animation, it used to run with exit 0 as a still "animation".
+  const auto still =
+      run_command(kSpringFit + " simulate --set motion.kind=skin --set body.mesh=" + data +
+                  "bend_rig_still.fbx -o " + (dir / "still.h5").string());
+  CHECK(still.exit_code == 1);
+  CHECK(still.err.find("bend_rig_still.fbx: no animation in the file") != std::string::npos);
+  CHECK(!std::filesystem::exists(dir / "still.h5"));
   // The same rig: the welded vertices may come in another order, so compare each with its
   // nearest.
   for (std::size_t k = 1; k < skins.size(); ++k) {
@@ -568,6 +578,42 @@ TEST_CASE("spring-fit: simulate a rigged mesh from a file, tetrahedralised, with
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("--set body.mesh: /body/mesh: expected an existing file") != std::string::npos);
   CHECK(!std::filesystem::exists(dir / "x.h5"));
+}
+
+TEST_CASE("spring-fit: apply refuses springs fitted on a mesh with other faces") {
+  // The same character exported again with its vertices in another order has the same count:
+  // apply gave every vertex another vertex's spring, with exit 0. The faces tell them apart.
+  TempDir dir;
+  datadyn::Triangles fitted(2, 3), reordered(2, 3);
+  fitted << 0, 1, 2, 1, 3, 2;
+  reordered << 1, 0, 2, 0, 3, 2;  // vertices 0 and 1 swapped
+  const auto write = [&](const std::filesystem::path& path, const datadyn::Triangles& faces,
+                         bool springs) {
+    datadyn::io::CacheWriter w(path, {"test", "test", "{}", ""});
+    datadyn::Points3 p(4, 3);
+    p << 0, 0, 0, 1, 0, 0, 0, 1, 0, 1, 1, 0;
+    if (springs) {
+      w.write_array("/springs/ks", datadyn::io::view(Eigen::VectorXd::Constant(4, 50.0).eval()));
+      w.write_array("/springs/kd", datadyn::io::view(Eigen::VectorXd::Constant(4, 1.0).eval()));
+    }
+    auto& s = w.add_sequence(springs ? "springs" : "quasistatic", {30.0, 3});
+    s.write_static("topology/triangles", datadyn::io::view(faces));
+    for (int f = 0; f < (springs ? 1 : 5); ++f)
+      s.append_frame(f + 1, f / 30.0, {{"points/position", datadyn::io::view(p)}});
+    w.commit();
+  };
+  write(dir / "springs.h5", fitted, true);
+  write(dir / "same.h5", fitted, false);
+  write(dir / "other.h5", reordered, false);
+  const std::string apply = kSpringFit + " apply -q -i " + (dir / "springs.h5").string() + " -i ";
+  auto r = run_command(apply + (dir / "same.h5").string() + " -o " + (dir / "a.h5").string());
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  r = run_command(apply + (dir / "other.h5").string() + " -o " + (dir / "b.h5").string());
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("springs.h5: /sequences/springs/topology/triangles: the springs were fitted "
+                   "on a mesh with other faces than") != std::string::npos);
+  CHECK(!std::filesystem::exists(dir / "b.h5"));
 }
 
 TEST_CASE("spring-fit: apply restarts the springs at a teleport or a listed frame") {
