@@ -187,6 +187,42 @@ std::string merged_command_line(const std::string& shard_command_line, const std
   return shell_quote(out);
 }
 
+std::optional<Shard> command_line_shard(const std::string& command_line) {
+  const std::vector<std::string> words = shell_split(command_line);
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    std::string text;
+    if (words[i] == "--shard" && i + 1 < words.size())
+      text = words[i + 1];
+    else if (words[i].rfind("--shard=", 0) == 0)
+      text = words[i].substr(8);
+    else
+      continue;
+    try {
+      return parse_shard(text);
+    } catch (const UsageError&) {
+      return std::nullopt;  // the task would not have run
+    }
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> missing_shards(const std::vector<std::string>& command_lines) {
+  std::vector<char> seen;
+  int count = 0;
+  for (const auto& line : command_lines) {
+    const auto shard = command_line_shard(line);
+    if (!shard || (count != 0 && shard->count != count)) return {};
+    count = shard->count;
+    seen.resize(static_cast<std::size_t>(count), 0);
+    seen[static_cast<std::size_t>(shard->index - 1)] = 1;
+  }
+  std::vector<std::string> missing;
+  for (int k = 1; k <= count; ++k)
+    if (!seen[static_cast<std::size_t>(k - 1)])
+      missing.push_back("shard " + std::to_string(k) + " of " + std::to_string(count));
+  return missing;
+}
+
 // ------------------------------------------------------------------------------------------------
 // Context
 

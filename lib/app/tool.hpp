@@ -194,4 +194,12 @@ std::string committed_line(const std::vector<std::filesystem::path>& files, doub
 /// single-machine run writing `output` records, so that the merged bytes equal that run's.
 std::string merged_command_line(const std::string& shard_command_line, const std::string& output);
 
+/// The `--shard K/N` of a command line (either spelling), if it has one.
+std::optional<Shard> command_line_shard(const std::string& command_line);
+
+/// For the command lines of a run's shard outputs: "shard 2 of 3" for each K of the N they
+/// name that none of them is (they all name one N), so a merge can warn of a shard not given.
+/// Empty when they are complete, when one has no --shard, or when their N differ.
+std::vector<std::string> missing_shards(const std::vector<std::string>& command_lines);
+
 }  // namespace datadyn::app

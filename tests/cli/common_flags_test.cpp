@@ -434,6 +434,15 @@ TEST_CASE(
               .provenance()
               .command_line.find("--shard") == std::string::npos);
   }
+  // A shard of runs not given leaves no gap in any sequence's frames (cloth-train's runs are
+  // whole sequences): the command lines tell it (it merged silently without them).
+  auto missing =
+      run_command(env + kCacheTool + " merge -i part1.h5 -i part3.h5 -i part4.h5 -o " + "three.h5");
+  CHECK(missing.exit_code == 0);
+  CHECK(missing.err.find("three.h5: shard 2 of 4 is not among the inputs") != std::string::npos);
+  missing = run_command(env + kCacheTool + " merge -i part1.h5 -i part2.h5 -i part3.h5 -i " +
+                        "part4.h5 -o four.h5");
+  CHECK(missing.err.find("is not among the inputs") == std::string::npos);
   // A shard given twice overlaps itself: exit 1 naming the frame.
   auto r = run_command(env + kCacheTool + " merge -i part1.h5 -i part1.h5 -o twice.h5");
   CHECK(r.exit_code == 1);

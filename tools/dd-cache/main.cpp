@@ -67,6 +67,16 @@ int main(int argc, char** argv) {
                      datadyn::app::counted(r.frames, "frame", "frames"), r.split_sequences);
         for (const auto& gap : r.gaps)
           spdlog::warn("{}: /sequences/{} (a shard missing or cut short?)", out.string(), gap);
+        // A shard of a run split by simulations (mps-gen, cloth-train) leaves no gap in any
+        // sequence's frames when it is missing: the command lines name the shards there were.
+        std::vector<std::string> lines;
+        for (const auto& in : ctx.inputs())
+          lines.push_back(datadyn::io::CacheReader(in).provenance().command_line);
+        for (const auto& missing : datadyn::app::missing_shards(lines))
+          spdlog::warn(
+              "{}: {} is not among the inputs (their command lines name --shard): its "
+              "sequences or frames are missing",
+              out.string(), missing);
       },
       kNoConfig);
   return tool.run(argc, argv);
