@@ -103,10 +103,25 @@ InitialWater initial_water(const Tank& tank, const Scene& scene, const WaterColu
       [&](const Eigen::Vector2d& p) { return in_column(p) || p.y() < scene.water_level - eps; },
       top);
   w.velocity.resize(w.position.rows(), 2);
+  Eigen::Index above = 0;  // column particles that are not still water
   for (Eigen::Index i = 0; i < w.position.rows(); ++i) {
     const Eigen::Vector2d p = w.position.row(i).transpose();
     const Eigen::Vector2d v = in_column(p) ? c.velocity : Eigen::Vector2d::Zero();
     w.velocity.row(i) = v.transpose();
+    if (in_column(p) && !(p.y() < scene.water_level - eps)) ++above;
+  }
+  // A column the lattice gives no particle above the still water (narrower than l0, or less
+  // than a spacing above it) left the still tank alone, and a sweep of such columns wrote the
+  // same simulation again and again with exit 0.
+  if (above == 0 && c.height >= l0) {
+    std::snprintf(buf, sizeof buf,
+                  "the water column [%.4g, %.4g] x [%.4g, %.4g] m holds no particle above the "
+                  "still water (water_level = %.4g m): it is narrower than l0 = %.4g m or ends "
+                  "less than that above the water",
+                  c.x, c.x + c.width, c.bottom, y1, scene.water_level, l0);
+    w.error = buf;
+    w.position.resize(0, 2);
+    w.velocity.resize(0, 2);
   }
   return w;
 }

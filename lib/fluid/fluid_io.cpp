@@ -102,6 +102,9 @@ void read_solver(ConfigReader& r, MpsParams& p) {
   if (p.courant_max < p.courant)
     r.fail("courant_max", "a number >= courant (" + num(p.courant) + ")");
   r.get("dt_min", p.dt_min, positive());
+  // Courant mode steps at most dt: a floor above it failed every run as a divergence.
+  if (p.time_step == TimeStepMode::Courant && p.dt_min > p.dt)
+    r.fail("dt_min", "a step <= solver.dt (" + num(p.dt) + " s), the largest Courant step");
   r.get("ppe_tolerance", p.ppe_tolerance, {0.0, 1.0, true, true});
   r.get("ppe_max_iterations", p.ppe_max_iterations, at_least(1));
   r.get("leak_depth", p.leak_depth, positive());

@@ -125,6 +125,18 @@ TEST_CASE("mps-gen: config errors exit 2 and name the key") {
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("--set scene.tank.obstacles: /scene/tank/obstacles: expected a valid tank "
                    "(obstacle 0: the polygon has no area)") != std::string::npos);
+  // A column the lattice gives no particle above the still water ran as a still tank, exit 0.
+  for (const char* set : {" --set scene.column.width=0.005", " --set sweep.heights=0.08"}) {
+    INFO(set);
+    r = run_command(kMpsGen + " --dry-run" + set + " -o " + out);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("holds no particle above the still water (water_level = 0.075 m)") !=
+          std::string::npos);
+  }
+  // A floor on the Courant step above its ceiling failed every run as a divergence (exit 1).
+  r = run_command(kMpsGen + " --dry-run --set solver.dt_min=0.002 -o " + out);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/solver/dt_min: expected a step <= solver.dt (0.001 s)") != std::string::npos);
   r = run_command(kMpsGen + " --set scene.frame_rate=1e308 -o " + out);
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/scene/frame_rate: expected a number in (0, 10000]") != std::string::npos);
