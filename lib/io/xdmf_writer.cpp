@@ -129,7 +129,7 @@ void write_xdmf(const std::filesystem::path& xmf, const std::filesystem::path& c
 
   AtomicFile out(xmf);
   std::string x = "<?xml version=\"1.0\" ?>\n<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n";
-  x += "<Xdmf Version=\"3.0\">\n  <Domain>\n";
+  x += "<Xdmf xmlns:xi=\"http://www.w3.org/2001/XInclude\" Version=\"3.0\">\n  <Domain>\n";
   for (const auto& [k, v] : metadata)
     x += "    <Information Name=\"" + xml_escape(k) + "\" Value=\"" + xml_escape(v) + "\"/>\n";
   out.write(x);
@@ -158,9 +158,20 @@ void write_xdmf(const std::filesystem::path& xmf, const std::filesystem::path& c
         x += "        <Topology TopologyType=\"" + topo_type + "\" NumberOfElements=\"" +
              std::to_string(t[0]) + "\">\n" + whole("topology/" + topo_kind, "          ") +
              "        </Topology>\n";
-      } else {
+      } else if (f == frame_indices.front()) {
+        // Points without faces: one vertex cell per point. ParaView's Xdmf3 reader shows a
+        // Polyvertex without connectivity as points with no cell, which no representation
+        // draws; the list 0..n-1 is written once, in the first frame, and included by the
+        // others (its path: Xdmf, Domain, the sequence's Grid after the Information elements,
+        // the first frame's Grid, its Topology after Time).
         x += "        <Topology TopologyType=\"Polyvertex\" NumberOfElements=\"" +
-             std::to_string(n) + "\" NodesPerElement=\"1\"/>\n";
+             std::to_string(n) + "\" NodesPerElement=\"1\">\n          <DataItem Dimensions=\"" +
+             std::to_string(n) + "\" NumberType=\"Int\" Format=\"XML\">";
+        for (std::size_t i = 0; i < n; ++i) x += (i ? " " : "") + std::to_string(i);
+        x += "</DataItem>\n        </Topology>\n";
+      } else {
+        x += "        <xi:include xpointer=\"element(/1/1/" + std::to_string(metadata.size() + 1) +
+             "/1/2)\"/>\n";
       }
       x += std::string("        <Geometry GeometryType=\"") +
            (seq.dimension() == 2 ? "XY" : "XYZ") + "\">\n" +

@@ -1,8 +1,9 @@
 """ParaView opens mesh-export's XDMF sidecars headless (run by run_client.sh) and sees the
 cache itself: the right number of time steps at the cache's times, the right number of points,
-the cloth's positions (1e-6 m) and the water grid's size.
+the cloth's positions (1e-6 m), the water grid's size, and particles without faces as one vertex
+cell each at every time step (ParaView draws no point that is in no cell).
 
-Usage: pvpython paraview_check.py ./cloth.xmf ./water.xmf FRAMES
+Usage: pvpython paraview_check.py ./cloth.xmf ./water.xmf FRAMES ./drops.xmf
 Any failed check raises, and pvpython exits non-zero.
 """
 import math
@@ -11,7 +12,7 @@ import sys
 from paraview import servermanager
 from paraview.simple import Xdmf3ReaderS
 
-cloth_xmf, water_xmf, frames = sys.argv[1], sys.argv[2], int(sys.argv[3])
+cloth_xmf, water_xmf, frames, drops_xmf = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 NX, NZ = 5, 4  # tests/support/export_caches.hpp
 
 
@@ -58,4 +59,12 @@ grid = first_block(servermanager.Fetch(water))
 assert grid.GetNumberOfPoints() == 24 ** 3, f"{water_xmf}: {grid.GetNumberOfPoints()} points"
 assert grid.GetPointData().GetArray("surface") is not None, "no surface array"
 print(f"{water_xmf}: {len(times)} time steps of {grid.GetNumberOfPoints()} points")
+drops, times = open_xdmf(drops_xmf)
+for t in (times[0], times[-1]):
+    drops.UpdatePipeline(t)
+    data = first_block(servermanager.Fetch(drops))
+    n, cells = data.GetNumberOfPoints(), data.GetNumberOfCells()
+    assert n == 6 ** 3, f"{drops_xmf}: {n} points"
+    assert cells == n, f"{drops_xmf}: at {t} s {cells} cells for {n} particles"
+print(f"{drops_xmf}: {n} particles, one vertex cell each, first and last time step")
 print("paraview: all checks passed")

@@ -26,8 +26,9 @@ paraview)
   command -v pvpython >/dev/null || { echo "pvpython is not installed (make test-clients installs paraview)" >&2; exit 1; }
   "$mesh_export" -q -i cache.h5 --sequence cloth --set attributes=stiffness -o cloth.xmf
   "$mesh_export" -q -i cache.h5 --sequence water -o water.xmf
+  "$mesh_export" -q -i cache.h5 --sequence drops -o drops.xmf
   # ParaView's Xdmf3 reader needs a directory part in the path.
-  pvpython "$scripts/paraview_check.py" ./cloth.xmf ./water.xmf $frames
+  pvpython "$scripts/paraview_check.py" ./cloth.xmf ./water.xmf $frames ./drops.xmf
   ;;
 *)
   echo "unknown client $client" >&2
