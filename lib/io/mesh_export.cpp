@@ -296,7 +296,13 @@ class FrameSource {
     const auto& lp = params.level_set;
     if (job_.source == ExportSource::Grid) {
       const Array<float> values = seq_.read_frame<float>("grids/" + job_.grid, f);
-      LevelSet ls = level_set_from_dense(values.data.data(), seq_.grid_spec(job_.grid));
+      LevelSet ls;
+      try {
+        ls = level_set_from_dense(values.data.data(), seq_.grid_spec(job_.grid));
+      } catch (const IoError& e) {  // a value that is not finite: name the file and frame
+        throw IoError(where_ + "/grids/" + job_.grid + ": frame " +
+                      std::to_string(seq_.frames()[f]) + ": " + e.what());
+      }
       filter_level_set(ls, lp.dilate, lp.smooth, lp.erode);
       return ls;
     }
@@ -661,6 +667,13 @@ MeshExportResult export_cache(const MeshExportParams& params, const Provenance& 
         job.uv = UvSource::Vertex;
       }
     }
+    // A level set's mesh is new every frame: no map can follow it.
+    if (params.uv && params.uv_projection == UvProjection::Box && note &&
+        (source == ExportSource::Grid || source == ExportSource::Particles) &&
+        format != ExportFormat::Vdb && format != ExportFormat::Xdmf)
+      note(where +
+           ": uv_projection box: not applied to the mesh of a level set, whose faces change "
+           "every frame (a texture could not stay on them)");
     // A mesh without them can get them by box projection of its rest pose.
     if (params.uv && params.uv_projection == UvProjection::Box && job.uv == UvSource::None &&
         source == ExportSource::Mesh && format != ExportFormat::Vdb &&

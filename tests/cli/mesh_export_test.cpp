@@ -212,6 +212,13 @@ TEST_CASE("mesh-export: bad input exits 1, names what is wrong and leaves no fil
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("/sequences/cloth/points/stiffness: point 7 is not finite") !=
         std::string::npos);
+  // A level-set grid value: named by file, dataset and frame (it named only the voxel).
+  datadyn::test::poke_float(s.cache, "/sequences/water/grids/surface", 24 * 24 * 24 + 100,
+                            std::numeric_limits<double>::quiet_NaN());
+  r = s.run("--sequence water --frames 2" + s.o("w.####.obj"));
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find(s.cache + ": /sequences/water/grids/surface: frame 2: grid value at (i, j, k) "
+                             "= (4, 4, 0) is not finite") != std::string::npos);
   datadyn::test::poke_float(s.cache, "/sequences/body/time", 1,
                             std::numeric_limits<double>::quiet_NaN());
   r = s.run("--sequence body" + s.o("b.mdd"));

@@ -729,6 +729,17 @@ TEST_CASE("export: uv_projection box gives a mesh without texture coordinates th
   CHECK(notes[0].find("/sequences/body: uv_projection box: PLY holds one texture coordinate per "
                       "vertex, so the vertices on the projection's seams are copied") !=
         std::string::npos);
+  // A level set's mesh has new faces every frame: the projection is not applied, and a note
+  // says so (it was ignored silently).
+  notes.clear();
+  auto w = fx.params("water.####.obj", "water");
+  w.uv_projection = UvProjection::Box;
+  w.frames = {1};
+  export_cache(w, kProvenance, {}, [&](const std::string& n) { notes.push_back(n); });
+  CHECK(test::read_obj(fx.dir / "water.0001.obj").vt.empty());
+  REQUIRE(notes.size() == 1);
+  CHECK(notes[0].find("/sequences/water: uv_projection box: not applied to the mesh of a level "
+                      "set") != std::string::npos);
   // A mesh with its own texture coordinates keeps them.
   auto q = fx.params("cloth.####.obj", "cloth");
   q.uv_projection = UvProjection::Box;
