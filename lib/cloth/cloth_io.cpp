@@ -1076,7 +1076,9 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
   report["target_cache"] = inputs[0].string();
   report["sequences"] = names;
   json per_model = json::array(), per_method = json::array(), against = json::array();
-  app::Progress progress("sequence", names.size() * models.size());
+  // A line per upscaling (the four methods with the first model, the network with each other
+  // one, for every sequence): a sequence of thousands of frames takes minutes.
+  app::Progress progress("upscaling", names.size() * (methods.size() + models.size() - 1));
   // Sums over sequences: [model][method] -> (error sum, count, ms sum, frames).
   struct Acc {
     double err = 0, count = 0, ms = 0, frames = 0, dsds_err = 0, dsds_count = 0, rough = 0;
@@ -1089,7 +1091,10 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
   // apart).
   auto sum_over = [](const std::vector<Points3>& frames, const auto& measure) {
     double sum = 0.0;
-    for (const auto& x : frames) sum += measure(x);
+    for (const auto& x : frames) {
+      app::check_interrupted();  // count_crossings takes a while on a large sheet
+      sum += measure(x);
+    }
     return sum;
   };
   auto roughness = [&](const std::vector<Points3>& frames, const ClothParams& p) {
@@ -1137,6 +1142,7 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
       const UpscaleModel& model = models[m].second;
       if (!has_miniature(target, model.factor)) {
         spdlog::warn("{}: no miniature of factor {} for {}", name, model.factor, models[m].first);
+        progress.tick(m == 0 ? methods.size() : 1);
         continue;
       }
       ClothParams mini = miniature_params(target, model.factor);
@@ -1174,8 +1180,8 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
           row[methods[k] + "_dsds_error"] = dsum / dcount;
           row[methods[k] + "_ms_per_frame"] = mini_ms + up_ms;
         }
+        progress.tick(1);
       }
-      progress.tick(1);
     }
     if (row.contains("network_ms_per_frame"))
       row["speedup"] = target_ms / row["network_ms_per_frame"].get<double>();

@@ -4,8 +4,10 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <fstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -334,6 +336,42 @@ TEST_CASE("cloth-train: train refuses a run given twice, which would be in both 
   CHECK(r.err.find("t.h5 and part3.h5 both hold /sequences/curtain_002; expected each run once") !=
         std::string::npos);
   CHECK(!std::filesystem::exists(dir / "m.h5"));
+}
+
+TEST_CASE("cloth-train: evaluate reports its progress and stops at SIGTERM") {
+  // evaluate checked for a signal once a sequence: on a long sequence SIGTERM waited for the
+  // 10 s watchdog, and nothing was logged for minutes.
+  TempDir dir;
+  const std::string cd = "cd " + dir.path().string() + " && " + kTool;
+  const std::string grid = " -q --set cloth.nx=33 --set cloth.ny=33 --set cloth.frames=1500";
+  auto r = run_command(cd + " simulate" + grid + " -o t.h5");
+  REQUIRE(r.exit_code == 0);
+  r = run_command(cd + " train" + kSmall + " -i " + (dir / "t.h5").string() + " -o m.h5");
+  REQUIRE(r.exit_code == 0);
+  const auto err = dir / "err.txt";
+  const pid_t pid = datadyn::test::spawn({kTool, "evaluate", "-i", (dir / "t.h5").string(), "-i",
+                                          (dir / "m.h5").string(), "-o", (dir / "ev").string()},
+                                         err.string());
+  REQUIRE(pid > 0);
+  // Wait for the third upscaling to start: the network's, whose crossing count on the crumpled
+  // output of a barely trained network takes minutes (in no simulation step, which checked).
+  const auto log_text = [&] {
+    std::ifstream in(err);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  for (int i = 0; i < 1200 && log_text().find("upscaling 3/4") == std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  CHECK(log_text().find("upscaling 3/4") != std::string::npos);  // the progress lines
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const auto start = std::chrono::steady_clock::now();
+  CHECK(datadyn::test::terminate_and_wait(pid) == 1);
+  const double waited =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  MESSAGE("evaluate ended " << waited << " s after SIGTERM");
+  const std::string log = log_text();
+  CHECK(log.find("interrupted by SIGTERM") != std::string::npos);
+  CHECK(log.find("did not stop within") == std::string::npos);  // not the watchdog
+  CHECK(!std::filesystem::exists(dir / "ev.json"));
 }
 
 TEST_CASE("cloth-train: a grid past 1e8 particles or with parallel axes is a config error") {
