@@ -3,6 +3,7 @@
 #include <tbb/global_control.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -377,9 +378,9 @@ void Tool::add_common_flags(CLI::App& app, CommonOptions& o, const Splits& split
         splits.inputs);
   o.output_default = splits.output_default;
   shown(app.add_option("-o,--output", o.output,
-                       "Output cache, or a path template with #### for sequences" +
-                           (splits.output_default.empty() ? std::string("; required")
-                                                          : "; default: " + splits.output_default))
+                       splits.output_help + (splits.output_default.empty()
+                                                 ? std::string("; required")
+                                                 : "; default: " + splits.output_default))
             ->type_name("PATH"),
         splits.output);
   shown(app.add_option("--frames", o.frames,
@@ -390,9 +391,18 @@ void Tool::add_common_flags(CLI::App& app, CommonOptions& o, const Splits& split
             ->type_name("K/N")
             ->capture_default_str(),
         splits.shards);
+  // CLI11's NonNegativeNumber answered "abc" with a range up to a 300-digit number.
+  const CLI::Validator whole_count(
+      [](std::string& text) -> std::string {
+        int n = -1;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+        if (ec == std::errc() && end == text.data() + text.size() && n >= 0) return "";
+        return "expected a whole number >= 0 (0: all cores), got '" + text + "'";
+      },
+      "N");
   app.add_option("--threads", o.threads, "Worker threads; 0 = all cores")
       ->type_name("N")
-      ->check(CLI::NonNegativeNumber)
+      ->check(whole_count)
       ->capture_default_str();
   app.add_flag("-v,--verbose", o.verbose, "More log output (-v debug, -vv trace)");
   app.add_flag("-q,--quiet", o.quiet, "Only warnings and errors");

@@ -142,6 +142,8 @@ struct Splits {
   bool output = true;   ///< writes -o; false: -o is a usage error (it would be ignored)
   /// The output when -o is not given ("": -o is required); --help shows it.
   std::string output_default{};
+  /// What -o names, for --help.
+  std::string output_help = "Output file";
 };
 
 class Tool {

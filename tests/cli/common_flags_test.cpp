@@ -26,6 +26,7 @@ namespace {
 
 const std::string kFixture = DATADYN_FIXTURE;
 const std::string kCacheTool = std::string(DATADYN_BIN_DIR) + "/dd-cache";
+const std::string kMeshExport = std::string(DATADYN_BIN_DIR) + "/mesh-export";
 
 bool dir_is_empty_but(const std::filesystem::path& dir, const std::string& keep) {
   for (const auto& e : std::filesystem::directory_iterator(dir))
@@ -67,8 +68,17 @@ TEST_CASE("--help and --version exit 0, parse errors exit 2") {
   CHECK(r.out.find("datadyn-fixture 0.1.0") != std::string::npos);
   r = run_command(kFixture + " --no-such-flag");
   CHECK(r.exit_code == 2);
-  r = run_command(kFixture + " --threads -3");
-  CHECK(r.exit_code == 2);
+  // --threads names what it takes (it answered "abc" with a range up to a 300-digit number).
+  for (const std::string bad : {"-3", "abc", "1.5"}) {
+    r = run_command(kFixture + " --threads " + bad);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("--threads: expected a whole number >= 0 (0: all cores), got '" + bad + "'") !=
+          std::string::npos);
+  }
+  // -o's help says what the command writes: a template only where files are per frame.
+  CHECK(run_command(kMeshExport + " --help").out.find("path template with ####") !=
+        std::string::npos);
+  CHECK(run_command(kCacheTool + " merge --help").out.find("####") == std::string::npos);
   r = run_command(kCacheTool);  // a subcommand is required
   CHECK(r.exit_code == 2);
   // An empty value (an unset shell variable) is not the default.

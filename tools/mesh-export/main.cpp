@@ -35,7 +35,10 @@ int main(int argc, char** argv) {
         io::export_cache(params, provenance, progress.callback(), note);
         progress.finish();
       },
-      app::Splits{.frames = true, .shards = true});
+      app::Splits{.frames = true,
+                  .shards = true,
+                  .output_help = "Output file, or a path template with #### for the frame "
+                                 "number (one file per frame) and {sequence} for the sequence"});
   app::add_mesh_export_flags(cli, flags);
   return tool.run(argc, argv);
 }
