@@ -34,6 +34,12 @@ Tets orient_tets_positive(const Points3& vertices, const Tets& tets);
 /// @note Faces shared by three or more tets (a non-manifold input) are not boundary faces.
 Triangles boundary_triangles(const Tets& tets);
 
+/// Turns a closed surface outward: when its enclosed signed volume (divergence theorem) is
+/// negative, swaps corners 1 and 2 of every triangle, and of every row of `corners` (the
+/// triangles' texture coordinate indices, #T by 3, or empty) with them. Returns whether it did.
+/// Files wind their faces either way; a renderer culls or shades by the winding.
+bool orient_outward(const Points3& points, Triangles& triangles, Triangles& corners);
+
 /// For each vertex the vertices that share a tet edge with it.
 /// @param tets #K by 4 vertex indices.
 /// @param vertex_count #V, the number of vertices (unreferenced vertices get an empty ring).

@@ -281,6 +281,10 @@ TetMesh body_mesh(const MeshConfig& m, const std::string& source, const std::str
       surface.vertices *= m.scale;
       if (surface.triangles.rows() == 0)
         throw IoError(path.string() + ": no triangles to fill (" + where + "/file)");
+      // Cells are inside by the surface's winding: a file wound inward filled nothing, or with
+      // `cover` only a hollow shell of surface cells.
+      if (orient_outward(surface.vertices, surface.triangles, surface.uv.corners) && note)
+        note(where + ": " + path.string() + ": the faces wind inward; filled as turned outward");
       // At most 1e8 cells around the surface (the lattice indexes them with int, and holds a
       // few bytes each): a cell size of a micron on a metre-sized mesh is a units mistake.
       const Eigen::Vector3d extent =
@@ -364,6 +368,9 @@ Scene build_scene(const SceneConfig& config, const std::string& source, const No
       const auto path = std::filesystem::path(bc.render.file);
       SurfaceMesh surface = load_obj(path, ObjTexture::Read);
       surface.vertices *= bc.render.scale;
+      // Renderers cull and shade by the winding: an inward file is written turned outward.
+      if (orient_outward(surface.vertices, surface.triangles, surface.uv.corners) && note)
+        note(path.string() + ": the render mesh's faces wind inward; written turned outward");
       // The render mesh wraps the body: a vertex beyond the body's bounding box grown by its own
       // size is a units or file mistake (and one at 1e308 made the embedding index no tet).
       const Eigen::Vector3d lo = s.mesh.vertices.colwise().minCoeff().transpose(),

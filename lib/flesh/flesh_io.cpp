@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/errors.hpp"
+#include "core/mesh_topology.hpp"
 #include "flesh/skin_loader_io.hpp"
 #include "flesh/skinned_body.hpp"
 #include "io/atomic_file.hpp"

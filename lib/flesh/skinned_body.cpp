@@ -82,17 +82,4 @@ std::vector<bool> near_bones(const Points3& points, const std::vector<Eigen::Vec
   return out;
 }
 
-bool orient_outward(const Points3& points, Triangles& triangles, Triangles& corners) {
-  double volume = 0.0;
-  for (Eigen::Index t = 0; t < triangles.rows(); ++t) {
-    const Eigen::Vector3d a = points.row(triangles(t, 0)), b = points.row(triangles(t, 1)),
-                          c = points.row(triangles(t, 2));
-    volume += a.dot(b.cross(c));
-  }
-  if (!(volume < 0)) return false;
-  triangles.col(1).swap(triangles.col(2));
-  if (corners.rows() > 0) corners.col(1).swap(corners.col(2));
-  return true;
-}
-
 }  // namespace datadyn::flesh

@@ -23,12 +23,6 @@ struct WeldedVertices {
 };
 WeldedVertices weld_vertices(const Points3& points, double tolerance);
 
-/// Turns a closed surface outward: when its enclosed signed volume (divergence theorem) is
-/// negative, swaps corners 1 and 2 of every triangle, and of every row of `corners` (the
-/// triangles' texture coordinate indices, #T by 3, or empty) with them. Returns whether it did.
-/// Files wind their faces either way; a renderer culls or shades by the winding.
-bool orient_outward(const Points3& points, Triangles& triangles, Triangles& corners);
-
 /// Skin weights at arbitrary points: each point takes the weights of its nearest surface vertex,
 /// normalised to sum 1 (files store rows that sum to 0.95..1.4).
 /// @param surface #S by 3; @param weights #S by #B (>= 0, no row all zero);

@@ -56,6 +56,45 @@ TEST_CASE("sm-example-sim: the default scene writes the twisted cuboid's cache")
   CHECK(cfg["bodies"][0]["beta"] == 0.995);
 }
 
+TEST_CASE("sm-example-sim: a voxel body from a surface wound inward fills as the outward one") {
+  // Cells are inside by the winding: an inward file (flipped normals, a mirrored export) filled
+  // as a hollow shell of surface cells with fill=cover, and with fill=inside as nothing at all.
+  TempDir dir;
+  const std::string data = DATADYN_DATA_DIR;
+  {
+    std::ifstream in(data + "/meshes/icosphere.obj");
+    std::ofstream out(dir / "inward.obj");
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("f ", 0) == 0) {  // f a b c -> f a c b
+        std::istringstream ls(line.substr(2));
+        std::string a, b, c;
+        ls >> a >> b >> c;
+        line = "f " + a + " " + c + " " + b;
+      }
+      out << line << "\n";
+    }
+  }
+  std::vector<std::string> logs;
+  for (const std::string& file :
+       std::vector<std::string>{data + "/meshes/icosphere.obj", (dir / "inward.obj").string()})
+    for (const char* fill : {"cover", "inside"}) {
+      const auto r = run_command(
+          kSim + " --frames 1-2 --set bodies.0.examples=[] --set bodies.0.mesh.type=voxels " +
+          "--set bodies.0.mesh.cell_size=0.1 --set bodies.0.mesh.fill=" + fill +
+          " --set bodies.0.mesh.file=" + file + " -o " + (dir / "b.h5").string());
+      INFO(r.err);
+      REQUIRE(r.exit_code == 0);
+      const auto at = r.err.find(" filled with ");
+      REQUIRE(at != std::string::npos);
+      logs.push_back(r.err.substr(at, r.err.find('\n', at) - at));
+      if (file.ends_with("inward.obj"))
+        CHECK(r.err.find("inward.obj: the faces wind inward; filled as turned outward") !=
+              std::string::npos);
+    }
+  CHECK(logs[2] == logs[0]);  // the same cells, particles and tets
+  CHECK(logs[3] == logs[1]);
+}
+
 TEST_CASE("sm-example-sim: a body squashed by gravity past its squash example keeps its volume") {
   // The cuboid (0.5 x 1.12 x 0.5 m) standing on the ground with one squash example (x 1.25,
   // y 0.7, z 1.25; volume x 1.09). Eq. 7 as written extrapolates: gravity squashes the body a

@@ -66,31 +66,3 @@ TEST_CASE("vertices near a bone are those within the radius of its segment") {
         std::vector<bool>{false, false, false, false, true});
   CHECK(near_bones(p, joints, parents, 0.5) == std::vector<bool>{true, true, true, true, true});
 }
-
-TEST_CASE("orient_outward turns an inward closed surface and its texture corners, and only it") {
-  // A tetrahedron's surface, outward (counter-clockwise seen from outside).
-  datadyn::Points3 x(4, 3);
-  x << 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1;
-  datadyn::Triangles outward(4, 3);
-  outward << 0, 2, 1, 0, 1, 3, 0, 3, 2, 1, 2, 3;
-  datadyn::Triangles corners(4, 3);
-  corners << 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11;
-  datadyn::Triangles t = outward, c = corners;
-  CHECK_FALSE(datadyn::flesh::orient_outward(x, t, c));
-  CHECK(t == outward);
-  CHECK(c == corners);
-  // Wound inward: every triangle turned back, each corner keeping its texture index.
-  datadyn::Triangles inward = outward;
-  inward.col(1).swap(inward.col(2));
-  datadyn::Triangles inward_corners = corners;
-  inward_corners.col(1).swap(inward_corners.col(2));
-  CHECK(datadyn::flesh::orient_outward(x, inward, inward_corners));
-  CHECK(inward == outward);
-  CHECK(inward_corners == corners);
-  // Without texture corners.
-  datadyn::Triangles none;
-  inward.col(1).swap(inward.col(2));
-  CHECK(datadyn::flesh::orient_outward(x, inward, none));
-  CHECK(inward == outward);
-  CHECK(none.rows() == 0);
-}
