@@ -217,7 +217,7 @@ PolygonMesh seam_mesh() {
   m.quads.resize(1, 4);
   m.quads << 1, 3, 4, 2;
   m.uv.resize(9, 2);
-  //      A        B        C        D        E        C2       B2       B (again)
+  //      A        B        C        D        E        C2       B2       B (again) unused
   m.uv << 0, 0, 0.5f, 0, 0, 0.5f, 0.5f, 0.5f, 1, 0.5f, 0, 0.75f, 0.25f, 0, 0.5f, 0, 0.1f, 0.2f;
   m.uv_triangles.resize(2, 3);
   m.uv_triangles << 0, 1, 2, 5, 7, 3;
