@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <new>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <thread>
 #include <utility>
@@ -207,21 +208,27 @@ std::optional<Shard> command_line_shard(const std::string& command_line) {
   return std::nullopt;
 }
 
-std::vector<std::string> missing_shards(const std::vector<std::string>& command_lines) {
-  std::vector<char> seen;
+std::string missing_shards(const std::vector<std::string>& command_lines) {
+  std::set<int> seen;  // not a vector of N: N may be any int
   int count = 0;
   for (const auto& line : command_lines) {
     const auto shard = command_line_shard(line);
-    if (!shard || (count != 0 && shard->count != count)) return {};
+    if (!shard || (count != 0 && shard->count != count)) return "";
     count = shard->count;
-    seen.resize(static_cast<std::size_t>(count), 0);
-    seen[static_cast<std::size_t>(shard->index - 1)] = 1;
+    seen.insert(shard->index);
   }
-  std::vector<std::string> missing;
-  for (int k = 1; k <= count; ++k)
-    if (!seen[static_cast<std::size_t>(k - 1)])
-      missing.push_back("shard " + std::to_string(k) + " of " + std::to_string(count));
-  return missing;
+  const auto missing = static_cast<long long>(count) - static_cast<long long>(seen.size());
+  if (command_lines.empty() || missing == 0) return "";
+  std::vector<std::string> named;
+  for (int k = 1; k <= count && named.size() < 8; ++k)
+    if (!seen.count(k)) named.push_back(std::to_string(k));
+  if (missing == 1) return "shard " + named.front() + " of " + std::to_string(count);
+  std::string list;
+  for (std::size_t i = 0; i < named.size(); ++i)
+    list += (i == 0 ? "" : i + 1 == named.size() && missing <= 8 ? " and " : ", ") + named[i];
+  if (missing <= 8) return "shards " + list + " of " + std::to_string(count);
+  return std::to_string(missing) + " of " + std::to_string(count) + " shards (" + list +
+         " and more)";
 }
 
 // ------------------------------------------------------------------------------------------------

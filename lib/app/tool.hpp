@@ -199,9 +199,10 @@ std::string merged_command_line(const std::string& shard_command_line, const std
 /// The `--shard K/N` of a command line (either spelling), if it has one.
 std::optional<Shard> command_line_shard(const std::string& command_line);
 
-/// For the command lines of a run's shard outputs: "shard 2 of 3" for each K of the N they
-/// name that none of them is (they all name one N), so a merge can warn of a shard not given.
-/// Empty when they are complete, when one has no --shard, or when their N differ.
-std::vector<std::string> missing_shards(const std::vector<std::string>& command_lines);
+/// For the command lines of a run's shard outputs, the shards of the N they all name that none
+/// of them is, so a merge can warn of a shard not given: "shard 2 of 3", "shards 2 and 5 of 10",
+/// "9,990 of 10,000 shards (2, 3, ... 9 and more)" (at most eight named). Empty when they are
+/// complete, when one has no --shard, or when their N differ.
+std::string missing_shards(const std::vector<std::string>& command_lines);
 
 }  // namespace datadyn::app

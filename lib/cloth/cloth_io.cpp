@@ -758,25 +758,38 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
     ClothParams params;
   };
   std::vector<Seq> seqs;
-  std::map<std::string, std::filesystem::path> given;  // run name -> the file that gave it
+  // Run name -> the file that gave it first and its index in seqs.
+  std::map<std::string, std::pair<std::filesystem::path, std::size_t>> given;
   for (const auto& in : inputs) {
     io::CacheReader cache(in);
     for (const auto& name : cloth_sequences(cache, in, "target runs (cloth-train simulate)")) {
       const auto seq = cache.sequence(name);
       expect_miniature_factor(seq, in, 1);
-      // A run given twice (a shard beside the merged cache) could land in both the training
-      // and the test split, and the test loss would measure what the network has seen.
-      if (const auto [it, fresh] = given.emplace(name, in); !fresh)
-        throw UsageError("-i/--input: " + it->second.string() + " and " + in.string() +
-                         " both hold /sequences/" + name +
-                         "; expected each run once (a run in both splits makes the test loss a "
-                         "training loss)");
       const ClothParams p = params_of(seq, in.string());
       if (!has_miniature(p, f))
         throw IoError(in.string() + ": /sequences/" + name + ": a " + std::to_string(p.nx) + "x" +
                       std::to_string(p.ny) + " grid has no miniature of dsds_factor " +
                       std::to_string(f) + " (nx - 1 and ny - 1 must be multiples of it)");
-      seqs.push_back({name, read_frames(seq), {(p.nx - 1) / f + 1, (p.ny - 1) / f + 1, f}, p});
+      Seq next{name, read_frames(seq), {(p.nx - 1) / f + 1, (p.ny - 1) / f + 1, f}, p};
+      // A run given twice (a shard beside the merged cache) could land in both the training
+      // and the test split, and the test loss would measure what the network has seen. Runs of
+      // separate simulate calls share names (curtain_000, ...) but not their frames.
+      if (const auto it = given.find(name); it != given.end()) {
+        const Seq& earlier = seqs[it->second.second];
+        if (earlier.frames.size() == next.frames.size() &&
+            std::equal(earlier.frames.begin(), earlier.frames.end(), next.frames.begin()))
+          throw UsageError("-i/--input: " + it->second.first.string() + " and " + in.string() +
+                           " both hold the run /sequences/" + name +
+                           " (the same frames); expected each run once (a run in both splits "
+                           "makes the test loss a training loss)");
+        spdlog::warn(
+            "{} and {} both have a run named {} (other frames): the model lists its "
+            "runs by name, and evaluate cannot tell these two apart",
+            it->second.first.string(), in.string(), name);
+      } else {
+        given.emplace(name, std::make_pair(in, seqs.size()));
+      }
+      seqs.push_back(std::move(next));
     }
   }
   // Split by sequence (sec. 5: 80 % / 20 %): a seeded shuffle of the sequence order.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 
 #include <Eigen/Geometry>
 
@@ -115,6 +116,15 @@ TetMesh remove_unused_vertices(const TetMesh& mesh) {
 }
 
 bool orient_outward(const Points3& points, Triangles& triangles, Triangles& corners) {
+  // Only a closed surface has an inside: an open one's signed volume depends on the origin.
+  std::map<std::pair<int, int>, int> edges;
+  for (Eigen::Index t = 0; t < triangles.rows(); ++t)
+    for (int c = 0; c < 3; ++c) {
+      const int a = triangles(t, c), b = triangles(t, (c + 1) % 3);
+      ++edges[{std::min(a, b), std::max(a, b)}];
+    }
+  for (const auto& [edge, count] : edges)
+    if (count != 2) return false;
   double volume = 0.0;
   for (Eigen::Index t = 0; t < triangles.rows(); ++t) {
     const Eigen::Vector3d a = points.row(triangles(t, 0)), b = points.row(triangles(t, 1)),

@@ -37,7 +37,9 @@ Triangles boundary_triangles(const Tets& tets);
 /// Turns a closed surface outward: when its enclosed signed volume (divergence theorem) is
 /// negative, swaps corners 1 and 2 of every triangle, and of every row of `corners` (the
 /// triangles' texture coordinate indices, #T by 3, or empty) with them. Returns whether it did.
-/// Files wind their faces either way; a renderer culls or shades by the winding.
+/// Files wind their faces either way; a renderer culls or shades by the winding. A surface that
+/// is not closed (an edge not shared by exactly two triangles) is left as it is: its signed
+/// volume depends on where the origin is.
 bool orient_outward(const Points3& points, Triangles& triangles, Triangles& corners);
 
 /// For each vertex the vertices that share a tet edge with it.

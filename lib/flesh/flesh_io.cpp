@@ -644,9 +644,12 @@ void run_apply(app::Context& ctx) {
   // The same vertex count is not the same mesh: a re-export with its vertices in another order
   // got every vertex another's spring, silently. The faces the springs were fitted on must be
   // the animation's (a moved or re-posed character keeps them).
+  const auto same_faces = [&] {
+    const Triangles fitted = springs_cache.sequence("springs").topology("triangles");
+    return fitted.rows() == target.triangles.rows() && fitted == target.triangles;
+  };
   if (springs_cache.exists("/sequences/springs/topology/triangles") &&
-      target.triangles.rows() > 0 &&
-      springs_cache.sequence("springs").topology("triangles") != target.triangles)
+      target.triangles.rows() > 0 && !same_faces())
     throw IoError(springs_file->string() +
                   ": /sequences/springs/topology/triangles: the springs "
                   "were fitted on a mesh with other faces than " +

@@ -110,11 +110,14 @@ TEST_CASE("take_committed: the writers note each file they put in place") {
 
 TEST_CASE("missing_shards: the K of N that no command line names") {
   CHECK(missing_shards({"mps-gen --shard 1/3 -o a.h5", "mps-gen --shard=3/3 -o c.h5"}) ==
-        std::vector<std::string>{"shard 2 of 3"});
+        "shard 2 of 3");
   CHECK(missing_shards({"t --shard 2/2", "t --shard 1/2"}).empty());
   CHECK(missing_shards({"t --shard 1/2", "t -o x.h5"}).empty());      // not all shards
   CHECK(missing_shards({"t --shard 1/2", "t --shard 1/3"}).empty());  // other runs
-  CHECK(missing_shards({"t --shard 4/4"}) ==
-        std::vector<std::string>{"shard 1 of 4", "shard 2 of 4", "shard 3 of 4"});
+  CHECK(missing_shards({"t --shard 4/4", "t --shard 2/4"}) == "shards 1 and 3 of 4");
+  CHECK(missing_shards({"t --shard 4/4"}) == "shards 1, 2 and 3 of 4");
+  // A huge N is neither a huge allocation nor a flood of lines.
+  CHECK(missing_shards({"t --shard 1/2000000000", "t --shard 5/2000000000"}) ==
+        "1999999998 of 2000000000 shards (2, 3, 4, 6, 7, 8, 9, 10 and more)");
   CHECK(command_line_shard("t --shard 0/2") == std::nullopt);  // no such task
 }

@@ -324,7 +324,8 @@ TEST_CASE("cloth-train: upscale records the model's DSDS factor, so its stored c
   CHECK(r.exit_code == 0);
 }
 
-TEST_CASE("cloth-train: train refuses a run given twice, which would be in both splits") {
+TEST_CASE(
+    "cloth-train: train refuses a run given twice, which would be in both splits, not a namesake") {
   TempDir dir;
   const std::string cd = "cd " + dir.path().string() + " && " + kTool;
   auto r = run_command(cd + " simulate" + kSmall + " -o t.h5");
@@ -333,9 +334,17 @@ TEST_CASE("cloth-train: train refuses a run given twice, which would be in both 
   REQUIRE(r.exit_code == 0);
   r = run_command(cd + " train" + kSmall + " -i t.h5 -i part3.h5 -o m.h5");
   CHECK(r.exit_code == 2);
-  CHECK(r.err.find("t.h5 and part3.h5 both hold /sequences/curtain_002; expected each run once") !=
-        std::string::npos);
+  CHECK(r.err.find("t.h5 and part3.h5 both hold the run /sequences/curtain_002 (the same "
+                   "frames); expected each run once") != std::string::npos);
   CHECK(!std::filesystem::exists(dir / "m.h5"));
+  // Separate simulate calls name their runs alike (curtain_000, ...): other frames are other
+  // runs, trained on with a warning that the names repeat.
+  r = run_command(cd + " simulate" + kSmall + " --set runs.mass=0.02 -o heavy.h5");
+  REQUIRE(r.exit_code == 0);
+  r = run_command(cd + " train" + kSmall + " -i t.h5 -i heavy.h5 -o m.h5");
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.find("t.h5 and heavy.h5 both have a run named curtain_000 (other frames)") !=
+        std::string::npos);
 }
 
 TEST_CASE("cloth-train: evaluate reports its progress and stops at SIGTERM") {

@@ -173,4 +173,11 @@ TEST_CASE("orient_outward turns an inward closed surface and its texture corners
   CHECK(datadyn::orient_outward(x, inward, none));
   CHECK(inward == outward);
   CHECK(none.rows() == 0);
+  // An open surface has no inside: the face away from the origin alone, wound towards it (a
+  // negative signed volume, which flipped it), stays as it is.
+  datadyn::Triangles open(1, 3);
+  open << 1, 3, 2;
+  const datadyn::Triangles before = open;
+  CHECK_FALSE(datadyn::orient_outward(x, open, none));
+  CHECK(open == before);
 }

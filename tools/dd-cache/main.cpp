@@ -72,9 +72,9 @@ int main(int argc, char** argv) {
         std::vector<std::string> lines;
         for (const auto& in : ctx.inputs())
           lines.push_back(datadyn::io::CacheReader(in).provenance().command_line);
-        for (const auto& missing : datadyn::app::missing_shards(lines))
+        if (const auto missing = datadyn::app::missing_shards(lines); !missing.empty())
           spdlog::warn(
-              "{}: {} is not among the inputs (their command lines name --shard): its "
+              "{}: {} not among the inputs (their command lines name --shard): their "
               "sequences or frames are missing",
               out.string(), missing);
       },
