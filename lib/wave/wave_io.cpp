@@ -153,8 +153,16 @@ Database open_database(const io::CacheReader& cache) {
 }
 
 /// Fluid particles of simulation `s` at frame index f (points/type == 0 when the array exists).
-Points2 fluid_positions(const io::SequenceReader& s, std::size_t f) {
+Points2 fluid_positions(const io::CacheReader& cache, const io::SequenceReader& s, std::size_t f) {
   const auto all = s.positions(f);
+  // A NaN position (another program's damage) was dropped by the density grid without a word.
+  if (!all.allFinite()) {
+    Eigen::Index i = 0;
+    while (all.row(i).allFinite()) ++i;
+    throw IoError(cache.path().string() + ": /sequences/" + s.name() + "/points/position: frame " +
+                  std::to_string(s.frames()[f]) + ": point " + std::to_string(i) +
+                  " is not finite");
+  }
   if (!s.has("points/type")) return all;
   const auto type = s.read_static<std::int32_t>("points/type");
   Points2 out(static_cast<Eigen::Index>(std::count(type.data.begin(), type.data.end(), 0)), 2);
@@ -181,7 +189,7 @@ Grid2Spec feature_grid(const EditParams& p, const Database& db, const io::CacheR
     for (const auto& name : db.names) {
       const io::SequenceReader s = cache.sequence(name);
       for (std::size_t f = 0; f < db.frames; ++f) {
-        const Points2 x = fluid_positions(s, f);
+        const Points2 x = fluid_positions(cache, s, f);
         if (x.rows() == 0) continue;
         lo = lo.cwiseMin(x.colwise().minCoeff().transpose());
         hi = hi.cwiseMax(x.colwise().maxCoeff().transpose());
@@ -277,7 +285,7 @@ WaveFeatures compute_features(const io::CacheReader& cache, const Database& db, 
   app::Progress progress("frame", db.frames);
   for (std::size_t t = 0; t < db.frames; ++t) {
     std::vector<Points2> positions;  // HDF5 on this thread only
-    for (const auto& s : seqs) positions.push_back(fluid_positions(s, t));
+    for (const auto& s : seqs) positions.push_back(fluid_positions(cache, s, t));
     std::vector<Grid2> grids(seqs.size());
     parallel_for(seqs.size(), 1, [&](std::size_t b, std::size_t e) {
       for (std::size_t k = b; k < e; ++k) grids[k] = density_grid(positions[k], g, d);
@@ -659,7 +667,8 @@ void run_wave_edit(const EditParams& p, const EditRun& run) {
     }
     std::vector<Points2> positions;  // HDF5 on this thread only
     for (const auto& k : keys)
-      positions.push_back(fluid_positions(seqs[static_cast<std::size_t>(k.first)], k.second));
+      positions.push_back(
+          fluid_positions(cache, seqs[static_cast<std::size_t>(k.first)], k.second));
     std::vector<Grid2> fields(keys.size());
     parallel_for(keys.size(), 1, [&](std::size_t b, std::size_t e) {
       for (std::size_t k = b; k < e; ++k)

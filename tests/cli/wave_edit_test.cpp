@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -14,6 +15,7 @@
 #include "core/types.hpp"
 #include "io/cache.hpp"
 #include "support/file_bytes.hpp"
+#include "support/h5_poke.hpp"
 #include "support/process.hpp"
 
 using datadyn::test::run_command;
@@ -376,4 +378,20 @@ TEST_CASE("wave-edit: the water's mesh is closed at both ends, or open with clos
   };
   CHECK(open_edges("", "closed") == 0);
   CHECK(open_edges(" --set close_ends=false", "open") > 0);
+}
+
+TEST_CASE("wave-edit: a particle position that is not finite is named, not dropped") {
+  // The density grid skipped a NaN particle silently and only the objective changed; mesh-export
+  // and dd-cache check name the same file's point.
+  TempDir dir;
+  write_database(dir / "db.h5", 4, 2);
+  datadyn::test::poke_float(dir / "db.h5", "/sequences/sim_001/points/position", 600 * 2 + 7 * 2,
+                            std::numeric_limits<double>::quiet_NaN());
+  { std::ofstream(dir / "edit.json") << config(); }
+  const auto r = run_command(kTool + " -q -i " + (dir / "db.h5").string() + " -c " +
+                             (dir / "edit.json").string() + " -o " + (dir / "s.h5").string());
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("db.h5: /sequences/sim_001/points/position: frame 2: point 7 is not finite") !=
+        std::string::npos);
+  CHECK(!std::filesystem::exists(dir / "s.h5"));
 }
