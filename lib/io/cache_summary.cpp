@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <set>
 #include <sstream>
 #include <vector>
@@ -164,6 +165,17 @@ void read_every_object(hid_t file, const std::string& path, const std::string& f
                      where + ": cannot read");
     return;
   }
+  // A tool's own float arrays in a sequence (mps-gen's tank/position) are finite too
+  // (docs/cache-format.md); the layout's own arrays are checked after, with their frames named.
+  bool check_finite = false;
+  if (path.rfind("/sequences/", 0) == 0 && H5Tget_class(native.get()) == H5T_FLOAT &&
+      (element == sizeof(float) || element == sizeof(double))) {
+    const std::size_t slash = path.find('/', std::string("/sequences/").size());
+    const std::string rel = slash == std::string::npos ? "" : path.substr(slash + 1);
+    check_finite = !rel.empty();
+    for (const char* layout : {"points/", "grids/", "rest/", "uv/", "time"})
+      if (rel.rfind(layout, 0) == 0) check_finite = false;
+  }
   hsize_t row = 1;
   for (int d = 1; d < rank; ++d) row *= dims[static_cast<std::size_t>(d)];
   const hsize_t rows_per_slab =
@@ -182,6 +194,23 @@ void read_every_object(hid_t file, const std::string& path, const std::string& f
         H5Dread(obj.get(), native.get(), memory.get(), space.get(), H5P_DEFAULT, buffer.data()),
         where + ": cannot read rows " + std::to_string(first) + "-" +
             std::to_string(first + count[0] - 1));
+    if (check_finite) {
+      const std::size_t n = buffer.size() / element;
+      for (std::size_t i = 0; i < n; ++i) {
+        double v = 0;
+        if (element == sizeof(float)) {
+          float x = 0;
+          std::memcpy(&x, buffer.data() + i * element, element);
+          v = x;
+        } else {
+          std::memcpy(&v, buffer.data() + i * element, element);
+        }
+        if (!std::isfinite(v))
+          throw IoError(where + ": row " + std::to_string(first + i / row) +
+                        " holds NaN or infinity; expected finite numbers, as in every float "
+                        "array of a sequence");
+      }
+    }
   }
 }
 

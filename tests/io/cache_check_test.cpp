@@ -26,7 +26,8 @@ using datadyn::test::TempDir;
 
 namespace {
 
-/// A cache with one sequence of 6 frames and a tool group /springs/ks of 5,000 values.
+/// A cache with one sequence of 6 frames (and a tool's tank/position [10, 2] in it) and a tool
+/// group /springs/ks of 5,000 values.
 void write_cache(const std::filesystem::path& path) {
   CacheWriter w(path, {"check_test 0", "check_test", "{}", ""});
   auto& s = w.add_sequence("s", {24.0, 3});
@@ -36,6 +37,10 @@ void write_cache(const std::filesystem::path& path) {
     s.append_frame(f, f / 24.0, {{"points/position", view(x)}});
     if (f == 0) s.write_static("rest/position", view(x));
   }
+  // A tool's own array in the sequence, as mps-gen's tank walls.
+  Points2 tank(10, 2);
+  for (int i = 0; i < 10; ++i) tank.row(i) << 0.1 * i, 0.0;
+  s.write_static("tank/position", view(tank));
   std::vector<double> ks(5000);
   for (std::size_t i = 0; i < ks.size(); ++i) ks[i] = 100.0 + std::sin(0.01 * double(i));
   w.write_array("/springs/ks", view(ks));
@@ -109,6 +114,13 @@ TEST_CASE("cache check: a damaged frame chunk and a NaN are found and named") {
                             std::numeric_limits<double>::quiet_NaN());
   m = io_error_message([&] { check_cache(dir / "t.h5", {}); });
   CHECK(m.find("t.h5: /sequences/s/time: element 2 is nan, expected a finite number") !=
+        std::string::npos);
+  // So is a tool's own float array in a sequence (mps-gen's tank/position passed).
+  write_cache(dir / "k.h5");
+  datadyn::test::poke_float(dir / "k.h5", "/sequences/s/tank/position", 7,
+                            std::numeric_limits<double>::quiet_NaN());
+  m = io_error_message([&] { check_cache(dir / "k.h5", {}); });
+  CHECK(m.find("k.h5: /sequences/s/tank/position: row 3 holds NaN or infinity") !=
         std::string::npos);
   write_cache(dir / "r.h5");
   datadyn::test::poke_float(dir / "r.h5", "/sequences/s/rest/position", 4,
