@@ -777,7 +777,11 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
       if (const auto it = given.find(name); it != given.end()) {
         const Seq& earlier = seqs[it->second.second];
         if (earlier.frames.size() == next.frames.size() &&
-            std::equal(earlier.frames.begin(), earlier.frames.end(), next.frames.begin()))
+            std::equal(earlier.frames.begin(), earlier.frames.end(), next.frames.begin(),
+                       [](const Points3& a, const Points3& b) {
+                         // Eigen's == reads out of bounds on matrices of other sizes.
+                         return a.rows() == b.rows() && a == b;
+                       }))
           throw UsageError("-i/--input: " + it->second.first.string() + " and " + in.string() +
                            " both hold the run /sequences/" + name +
                            " (the same frames); expected each run once (a run in both splits "
