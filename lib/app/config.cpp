@@ -212,6 +212,52 @@ const std::string& ConfigReader::source() const {
   return state_->source;
 }
 
+ConfigOrigin::ConfigOrigin(std::string source, const std::vector<std::string>& sets)
+    : source_(std::move(source)) {
+  for (const std::string& s : sets) set_keys_.push_back(s.substr(0, s.find('=')));
+}
+
+std::string ConfigOrigin::operator()(const std::vector<std::string>& keys) const {
+  // a.b is related to a, a.b and a.b.c: a --set of any of them gave (part of) the value.
+  auto within = [](const std::string& inner, const std::string& outer) {
+    return inner.size() >= outer.size() && inner.compare(0, outer.size(), outer) == 0 &&
+           (inner.size() == outer.size() || inner[outer.size()] == '.');
+  };
+  std::vector<std::string> dotted;
+  for (std::string key : keys) {
+    if (key.starts_with('/')) key.erase(0, 1);
+    std::replace(key.begin(), key.end(), '/', '.');
+    dotted.push_back(std::move(key));
+  }
+  std::string named;
+  for (const std::string& set : set_keys_) {
+    bool related = false;
+    for (const std::string& key : dotted) related |= within(set, key) || within(key, set);
+    const std::string text = "--set " + set;
+    if (related && named.find(text) == std::string::npos)
+      named += (named.empty() ? "" : ", ") + text;
+  }
+  return named.empty() ? source_ : named;
+}
+
+ConfigOrigin ConfigReader::origins() const {
+  std::vector<std::string> sets;
+  for (const auto& o : state_->overrides) sets.push_back(o.origin.substr(6));  // "--set a.b"
+  return ConfigOrigin(state_->source, sets);
+}
+
+std::string ConfigReader::dotted(const std::string& key) const {
+  std::string d = pointer_.empty() ? key : pointer_.substr(1) + "." + key;
+  std::replace(d.begin(), d.end(), '/', '.');
+  return d;
+}
+
+std::string ConfigReader::origin(const std::vector<std::string>& keys) const {
+  std::vector<std::string> full;
+  for (const std::string& key : keys) full.push_back(dotted(key));
+  return origins()(full);
+}
+
 ConfigReader::Raw ConfigReader::raw(const std::string& key) const {
   const std::string p = pointer_ + "/" + key;
   Raw r;
@@ -274,8 +320,14 @@ void ConfigReader::fail_at(const Raw& r, const std::string& key, const std::stri
   throw ConfigError(r.origin, pointer_ + "/" + key, expected, got);
 }
 
-void ConfigReader::fail(const std::string& key, const std::string& expected) const {
-  const Raw r = raw(key);
+void ConfigReader::fail(const std::string& key, const std::string& expected,
+                        const std::vector<std::string>& depends_on) const {
+  Raw r = raw(key);
+  if (!depends_on.empty()) {
+    std::vector<std::string> keys = depends_on;
+    keys.push_back(dotted(key));
+    r.origin = origins()(keys);
+  }
   std::string got = r.override ? json_text(json(*r.override)) : r.value ? json_text(*r.value) : "";
   if (got.empty()) {
     // Not given: the default, which a check across keys can fail too ("ks_max > ks_min").

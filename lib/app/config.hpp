@@ -78,6 +78,23 @@ inline Range unit_interval() {
 /// JSON text of a value for messages ("-0.1", "\"abc\"", "[1, 2]").
 std::string json_text(const json& j);
 
+/// Where config values came from, for errors found by checks across keys or after reading:
+/// `origin({"sweep", "scene.l0"})` names the --sets that gave a value at, under or above any of
+/// the keys ("--set sweep.heights"), else the config's name, as ConfigError expects. A key is
+/// dotted ("scene.l0") or a JSON pointer ("/scene/l0").
+class ConfigOrigin {
+ public:
+  ConfigOrigin() = default;
+  /// `sets`: the --set arguments as given ("a.b=value").
+  ConfigOrigin(std::string source, const std::vector<std::string>& sets);
+  std::string operator()(const std::vector<std::string>& keys) const;
+  const std::string& source() const { return source_; }
+
+ private:
+  std::string source_ = "<defaults>";
+  std::vector<std::string> set_keys_;  // dotted, in command-line order
+};
+
 namespace detail {
 struct ConfigState;
 }
@@ -141,9 +158,18 @@ class ConfigReader {
   const std::string& pointer() const { return pointer_; }
   /// Name of the source for messages (the config file, or "<defaults>").
   const std::string& source() const;
+  /// Where the values at `keys` (relative to this reader, dotted) came from: ConfigOrigin.
+  std::string origin(const std::vector<std::string>& keys) const;
+  /// The same for the whole document, to keep for checks made after reading.
+  ConfigOrigin origins() const;
+  /// key of this reader as a dotted key from the root ("solver.dt"), for `depends_on`.
+  std::string dotted(const std::string& key) const;
 
-  /// Throws ConfigError for key with "expected <expected>, got <value as given>".
-  [[noreturn]] void fail(const std::string& key, const std::string& expected) const;
+  /// Throws ConfigError for key with "expected <expected>, got <value as given>". A check across
+  /// keys lists its other keys in `depends_on` (dotted, from the config's root: "scene.l0"): the
+  /// message then names each --set that gave one of them, or key, as the value's origin.
+  [[noreturn]] void fail(const std::string& key, const std::string& expected,
+                         const std::vector<std::string>& depends_on = {}) const;
 
  private:
   ConfigReader(std::shared_ptr<detail::ConfigState> state, std::string pointer)

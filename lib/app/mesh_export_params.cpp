@@ -61,7 +61,7 @@ void read_mesh_export_params(ConfigReader& r, io::MeshExportParams& p) {
     c.get("min", p.color.min);
     c.get("max", p.color.max);
     if (p.color.max < p.color.min)
-      c.fail("max", "a number >= color.min (" + json_text(p.color.min) + ")");
+      c.fail("max", "a number >= color.min (" + json_text(p.color.min) + ")", {c.dotted("min")});
   }
   {
     auto l = r.child("level_set");
@@ -85,13 +85,15 @@ void read_mesh_export_params(ConfigReader& r, io::MeshExportParams& p) {
         {{"leaf", io::ParticleRasterizer::Leaf}, {"openvdb", io::ParticleRasterizer::OpenVdb}});
     if (p.level_set.voxel_size > 0 && p.level_set.radius > 0 &&
         p.level_set.radius < 1.5 * p.level_set.voxel_size)
-      l.fail("radius", "a radius of at least 1.5 voxels (" +
-                           json_text(1.5 * p.level_set.voxel_size) +
-                           " m; OpenVDB skips smaller particles)");
+      l.fail("radius",
+             "a radius of at least 1.5 voxels (" + json_text(1.5 * p.level_set.voxel_size) +
+                 " m; OpenVDB skips smaller particles)",
+             {l.dotted("voxel_size")});
     if (p.level_set.voxel_size > 0 && p.level_set.radius > 100 * p.level_set.voxel_size)
-      l.fail("radius", "a radius of at most 100 voxels (" +
-                           json_text(100 * p.level_set.voxel_size) +
-                           " m; each particle would fill millions of voxels)");
+      l.fail("radius",
+             "a radius of at most 100 voxels (" + json_text(100 * p.level_set.voxel_size) +
+                 " m; each particle would fill millions of voxels)",
+             {l.dotted("voxel_size")});
   }
   {
     auto m = r.child("meshing");

@@ -263,12 +263,6 @@ io::Provenance Context::provenance() const {
   return p;
 }
 
-std::string Context::config_origin(const std::string& key) const {
-  for (const auto& set : options_.sets)
-    if (set.substr(0, set.find('=')) == key) return "--set " + key;
-  return config_source();
-}
-
 json provenance_json(const io::Provenance& provenance) {
   json config = json::parse(provenance.config_json, nullptr, false);
   if (config.is_discarded()) config = json::object();

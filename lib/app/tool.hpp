@@ -83,8 +83,10 @@ class Context {
     return options_.config.empty() ? "<defaults>" : options_.config;
   }
   /// Where the value of a config key (dotted: "meshing.iso_value") came from, named as config
-  /// errors name it: "--set <key>" if a --set gave it, else config_source().
-  std::string config_origin(const std::string& key) const;
+  /// errors name it: "--set <key>" if a --set gave it or part of it, else config_source().
+  std::string config_origin(const std::string& key) const { return config_origins()({key}); }
+  /// The same for any keys, to pass to checks made while running (ConfigOrigin).
+  ConfigOrigin config_origins() const { return ConfigOrigin(config_source(), options_.sets); }
   /// The resolved config of the last config() call (an empty object before).
   const json& resolved_config() const { return resolved_; }
   /// Records in the resolved config (and so in every output's provenance) a value that the run

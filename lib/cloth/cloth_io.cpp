@@ -412,11 +412,12 @@ void read_cloth_params(app::ConfigReader& r, ClothParams& p) {
   if (p.axis_v.norm() == 0.0) r.fail("axis_v", "a non-zero vector");
   // Parallel axes put every particle on one line, coinciding rows and all.
   if (!(p.axis_u.normalized().cross(p.axis_v.normalized()).norm() > 1e-6))
-    r.fail("axis_v", "a vector not parallel to axis_u");
+    r.fail("axis_v", "a vector not parallel to axis_u", {r.dotted("axis_u")});
   // At most 1e8 particles (about 40 GB of solver state): a grid past 2^31 particles overflowed
   // the index type and crashed while the config was read.
   if (!(static_cast<double>(p.nx) * static_cast<double>(p.ny) <= 1e8))
-    r.fail("ny", "a grid of at most 1e8 particles (nx x ny; nx is " + std::to_string(p.nx) + ")");
+    r.fail("ny", "a grid of at most 1e8 particles (nx x ny; nx is " + std::to_string(p.nx) + ")",
+           {r.dotted("nx")});
 }
 
 void read_cloth_config(app::ConfigReader& r, ClothConfig& c) {
@@ -457,15 +458,21 @@ void read_cloth_config(app::ConfigReader& r, ClothConfig& c) {
     for (Eigen::Index i = 0; i < x.rows(); ++i) {
       if (p.sphere.enabled &&
           (x.row(i).transpose() - p.sphere.center).norm() < p.sphere.radius + p.collision_margin)
-        second.child("sphere").fail("radius",
-                                    "a sphere (plus the collision margin) the cloth starts "
-                                    "outside; " +
-                                        particle(i) + " starts inside it");
+        second.child("sphere").fail(
+            "radius",
+            "a sphere (plus the collision margin) the cloth starts "
+            "outside; " +
+                particle(i) + " starts inside it",
+            {"cloth.sphere.center", "scene", "cloth.nx", "cloth.ny", "cloth.spacing",
+             "cloth.origin", "cloth.axis_u", "cloth.axis_v", "cloth.collision_margin"});
       if (p.ground.enabled && x(i, 1) < p.ground.height + p.collision_margin)
-        second.child("ground").fail("height",
-                                    "a ground (plus the collision margin) the cloth starts "
-                                    "above; " +
-                                        particle(i) + " starts below it");
+        second.child("ground").fail(
+            "height",
+            "a ground (plus the collision margin) the cloth starts "
+            "above; " +
+                particle(i) + " starts below it",
+            {"scene", "cloth.nx", "cloth.ny", "cloth.spacing", "cloth.origin", "cloth.axis_u",
+             "cloth.axis_v", "cloth.collision_margin"});
     }
   }
   auto runs = r.child("runs");
@@ -475,8 +482,10 @@ void read_cloth_config(app::ConfigReader& r, ClothConfig& c) {
   r.get("dsds_factor", c.dsds_factor, app::in_range(2, 4));
   c.dsds_factor_given = r.has("dsds_factor");
   if (!has_miniature(c.cloth, c.dsds_factor))
-    r.fail("dsds_factor", "a factor that divides cloth.nx - 1 = " + std::to_string(c.cloth.nx - 1) +
-                              " and cloth.ny - 1 = " + std::to_string(c.cloth.ny - 1));
+    r.fail("dsds_factor",
+           "a factor that divides cloth.nx - 1 = " + std::to_string(c.cloth.nx - 1) +
+               " and cloth.ny - 1 = " + std::to_string(c.cloth.ny - 1),
+           {"scene", "cloth.nx", "cloth.ny"});
   r.get("simulate_miniature", c.simulate_miniature);
   auto features = r.child("features");
   features.get("local", c.features.local);
@@ -927,7 +936,7 @@ void run_upscale(app::Context& ctx, const ClothConfig& config, const std::string
     next = 1;
     // The model's factor decides; a different one asked for was recorded and ignored.
     if (config.dsds_factor_given && config.dsds_factor != model->factor)
-      throw ConfigError(ctx.config_source(), "/dsds_factor",
+      throw ConfigError(ctx.config_origin("dsds_factor"), "/dsds_factor",
                         "the factor of the model " + inputs[0].string() + " (" +
                             std::to_string(model->factor) + "), or no dsds_factor",
                         std::to_string(config.dsds_factor));
@@ -980,7 +989,7 @@ void run_upscale(app::Context& ctx, const ClothConfig& config, const std::string
     const auto range = app::shard_range(runs.size(), ctx.shard());
     for (std::size_t k = range.begin; k < range.end; ++k) {
       if (!has_miniature(runs[k], f))
-        throw ConfigError(ctx.config_source(), "/cloth/nx",
+        throw ConfigError(ctx.config_origins()({"scene", "cloth.nx", "cloth.ny"}), "/cloth/nx",
                           "nx - 1 and ny - 1 divisible by the model's factor " + std::to_string(f),
                           std::to_string(runs[k].nx) + " x " + std::to_string(runs[k].ny));
       jobs.push_back({run_name(config.scene, k), miniature_params(runs[k], f), runs[k], {}});

@@ -54,7 +54,7 @@ void read_mesh(ConfigReader& r, MeshConfig& m) {
       r.get("min_corner", m.min_corner);
       r.get("max_corner", m.max_corner);
       if (!(m.max_corner.array() > m.min_corner.array()).all())
-        r.fail("max_corner", "a corner above min_corner on every axis");
+        r.fail("max_corner", "a corner above min_corner on every axis", {r.dotted("min_corner")});
       r.get("tets_per_cell", m.tets_per_cell, app::in_range(5, 6));
       break;
     case MeshKind::Cylinder:
@@ -118,7 +118,8 @@ void read_example(ConfigReader& r, ExampleConfig& e) {
   r.get_enum("axis", e.axis, kAxes);
   if (e.type != "twist") {
     r.get_enum("direction", e.direction, kAxes);
-    if (e.direction == e.axis) r.fail("direction", "an axis other than axis (\"" + e.axis + "\")");
+    if (e.direction == e.axis)
+      r.fail("direction", "an axis other than axis (\"" + e.axis + "\")", {r.dotted("axis")});
   }
   if (e.type == "shear")
     r.get("amount", e.amount);
@@ -228,7 +229,7 @@ Eigen::VectorXd fractions(const Points3& x, int axis) {
   return s;
 }
 
-TetMesh body_mesh(const MeshConfig& m, const std::string& source, const std::string& where,
+TetMesh body_mesh(const MeshConfig& m, const app::ConfigOrigin& origin, const std::string& where,
                   const NoteCallback& note) {
   switch (m.kind) {
     case MeshKind::Box: {
@@ -297,7 +298,7 @@ TetMesh body_mesh(const MeshConfig& m, const std::string& source, const std::str
         char least[32];
         std::snprintf(least, sizeof least, "%.3g",
                       std::cbrt(extent.x() * extent.y() * extent.z() / 1e8));
-        throw ConfigError(source, where + "/cell_size",
+        throw ConfigError(origin({where}), where + "/cell_size",
                           "a cell size giving at most 1e8 cells around " + path.string() +
                               " (>= " + least + " m)",
                           app::json_text(m.cell_size));
@@ -309,7 +310,7 @@ TetMesh body_mesh(const MeshConfig& m, const std::string& source, const std::str
       spec.largest_component = m.largest_component;
       VoxelLattice v = voxel_lattice(surface, spec);
       if (v.mesh.tets.rows() == 0)
-        throw ConfigError(source, where + "/cell_size",
+        throw ConfigError(origin({where}), where + "/cell_size",
                           "a cell size small enough for cells inside " + path.string(),
                           std::to_string(m.cell_size));
       if (note)
@@ -348,7 +349,8 @@ void read_scene_config(ConfigReader& r, SceneConfig& c) {
     }
 }
 
-Scene build_scene(const SceneConfig& config, const std::string& source, const NoteCallback& note) {
+Scene build_scene(const SceneConfig& config, const app::ConfigOrigin& origin,
+                  const NoteCallback& note) {
   Scene scene;
   scene.params.gravity = config.gravity;
   scene.params.max_speed = config.max_speed;
@@ -360,7 +362,7 @@ Scene build_scene(const SceneConfig& config, const std::string& source, const No
     const std::string where = "/bodies/" + std::to_string(bi);
     BodySetup s;
     s.name = bc.name;
-    s.mesh = remove_unused_vertices(body_mesh(bc.mesh, source, where + "/mesh", note));
+    s.mesh = remove_unused_vertices(body_mesh(bc.mesh, origin, where + "/mesh", note));
     const Eigen::Index n = s.mesh.vertices.rows();
     s.masses = lumped_masses(s.mesh, bc.density);
     s.params = bc.params;
@@ -413,7 +415,7 @@ Scene build_scene(const SceneConfig& config, const std::string& source, const No
       }
       if (e.type == "surface") {
         if (bc.render.type != "obj")
-          throw ConfigError(source, ekey + "/type",
+          throw ConfigError(origin({ekey + "/type", where + "/render/type"}), ekey + "/type",
                             "\"surface\" only with a render mesh (render.type \"obj\")",
                             "\"surface\"");
         const auto path = std::filesystem::path(e.file);
@@ -464,7 +466,7 @@ Scene build_scene(const SceneConfig& config, const std::string& source, const No
       }
       for (std::size_t g = 0; g < count.size(); ++g)
         if (count[g] == 0)
-          throw ConfigError(source, where + "/groups/splits",
+          throw ConfigError(origin({where + "/groups", where + "/mesh"}), where + "/groups/splits",
                             "splits that leave particles in every group",
                             "group " + std::to_string(g) + " empty");
     }
@@ -485,7 +487,7 @@ Scene build_scene(const SceneConfig& config, const std::string& source, const No
     try {
       scene.bodies.push_back(make_body(s));
     } catch (const std::invalid_argument& e) {
-      throw ConfigError(ConfigError::FreeText{}, source, where,
+      throw ConfigError(ConfigError::FreeText{}, origin({where}), where,
                         "body '" + bc.name + "': " + e.what());
     }
     const Body& b = scene.bodies.back();

@@ -134,8 +134,8 @@ using NoteCallback = std::function<void(const std::string&)>;
 
 /// Builds the bodies from the files the config names (read_scene_config resolved and checked
 /// them). Throws IoError for unusable files (naming the file and the config key), ConfigError for
-/// inconsistent values (naming the key in `source`, the config file).
-Scene build_scene(const SceneConfig& config, const std::string& source,
+/// inconsistent values (naming the key, and the config file or --set that gave it: `origin`).
+Scene build_scene(const SceneConfig& config, const app::ConfigOrigin& origin,
                   const NoteCallback& note = {});
 
 /// The frames to write: 1..frames, or the --frames selection (each in [1, frames]), then the

@@ -283,22 +283,26 @@ void read_simulate_config(ConfigReader& r, SimulateConfig& c) {
   if (!c.mesh.file.empty() && c.sim.motion.kind != "skin")
     m.fail("kind", "\"skin\" with body.mesh (the mesh moves by its own animation)");
   if (c.mesh.file.empty()) {
-    if (p.pin_radius >= p.radius) b.fail("pin_radius", "a number < body.radius");
+    if (p.pin_radius >= p.radius)
+      b.fail("pin_radius", "a number < body.radius", {b.dotted("radius")});
     // Pinning only the centre line would leave a zero-energy mode: the body spins freely about
     // it (a rigid rotation about the pinned line costs no corotated energy).
     const double first_ring = p.radius / p.rings;
     if (p.pin_radius + 1e-12 < first_ring)
       b.fail("pin_radius",
              "a number >= body.radius / body.rings = " + std::to_string(first_ring) +
-                 " m (the innermost ring: the axis alone lets the body spin about it)");
+                 " m (the innermost ring: the axis alone lets the body spin about it)",
+             {b.dotted("radius"), b.dotted("rings")});
   }
   if (!c.motion_file.file.empty() && c.sim.motion.kind != "bvh")
     m.fail("kind", "\"bvh\" with motion.file (the chain moves by the capture)");
   if (c.sim.motion.kind == "bvh") {
     if (c.motion_file.file.empty()) m.fail("file", "a motion file (BVH) for kind \"bvh\"");
     if (c.motion_file.joints.size() != c.sim.chain.lengths.size())
-      m.fail("joints", "one joint name per bone (" + std::to_string(c.sim.chain.lengths.size()) +
-                           ", as bones.lengths)");
+      m.fail("joints",
+             "one joint name per bone (" + std::to_string(c.sim.chain.lengths.size()) +
+                 ", as bones.lengths)",
+             {"bones.lengths"});
   }
 }
 
@@ -308,8 +312,8 @@ void read_fit_config(ConfigReader& r, FitConfig& c) {
   f.get("ks_max", c.fit.ks_max, positive());
   f.get("kd_min", c.fit.kd_min, positive());
   f.get("kd_max", c.fit.kd_max, positive());
-  if (!(c.fit.ks_max > c.fit.ks_min)) f.fail("ks_max", "a number > ks_min");
-  if (!(c.fit.kd_max > c.fit.kd_min)) f.fail("kd_max", "a number > kd_min");
+  if (!(c.fit.ks_max > c.fit.ks_min)) f.fail("ks_max", "a number > ks_min", {f.dotted("ks_min")});
+  if (!(c.fit.kd_max > c.fit.kd_min)) f.fail("kd_max", "a number > kd_min", {f.dotted("kd_min")});
   // The search is over two numbers (ln ks, ln kd): 1000 random starts already put about 32 on
   // each axis of the box, and a larger population only multiplies the time per vertex (a
   // population of 2e9 ran out of memory instead of naming the key).
@@ -338,7 +342,7 @@ void read_fit_config(ConfigReader& r, FitConfig& c) {
     }
   }
   f.get("rigid_tolerance", c.rigid_tolerance, non_negative());
-  c.source = r.source();
+  c.origin = r.origins();
   r.get("target_sequence", c.target_sequence);
   r.get("truth_sequence", c.truth_sequence);
   r.get("teleport_distance", c.teleport_distance, non_negative());
@@ -422,7 +426,7 @@ void run_fit(app::Context& ctx) {
   for (std::size_t r = 0; r < c.shared_regions.size(); ++r)
     for (std::size_t k = 0; k < c.shared_regions[r].size(); ++k)
       if (c.shared_regions[r][k] >= vertex_count)
-        throw ConfigError(c.source,
+        throw ConfigError(c.origin({"fit.shared_regions"}),
                           "/fit/shared_regions/" + std::to_string(r) + "/" + std::to_string(k),
                           "a vertex id < " + std::to_string(vertex_count) +
                               " (the vertex count of " + inputs[0].string() + ")",
@@ -474,7 +478,7 @@ void run_fit(app::Context& ctx) {
     }
   }
   if (seqs.empty())
-    throw ConfigError(c.source, "/teleport_distance",
+    throw ConfigError(c.origin({"teleport_distance"}), "/teleport_distance",
                       "a distance that leaves two frames between cuts somewhere (every frame of "
                       "the training sequences is a cut)",
                       fmt::format("{}", c.teleport_distance));

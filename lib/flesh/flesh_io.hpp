@@ -58,7 +58,7 @@ struct FitConfig {
   /// moves farther than this in one frame, and each part is fitted as a sequence of its own
   /// (apply restarts the springs at the same frames).
   double teleport_distance = 0.0;
-  std::string source;  ///< the config's source, for errors found after the inputs are read
+  app::ConfigOrigin origin;  ///< where the config's values came from, for errors found later
   std::string target_sequence = "quasistatic";
   std::string truth_sequence = "dynamic";
   std::string report;  ///< report JSON path; "" = <output without .h5>.report.json

@@ -90,7 +90,8 @@ void read_solver(ConfigReader& r, MpsParams& p) {
   r.get("re_density", p.re_density, {1.0, 4.0, true, false});
   r.get("re_laplacian", p.re_laplacian, {1.0, 5.0, true, false});
   if (p.re_laplacian < p.re_density)
-    r.fail("re_laplacian", "a number >= re_density (" + num(p.re_density) + ")");
+    r.fail("re_laplacian", "a number >= re_density (" + num(p.re_density) + ")",
+           {"solver.re_density"});
   r.get("surface_threshold", p.surface_threshold, {0.0, 1.0, true, true});
   r.get("collision_distance", p.collision_distance, {0.0, 1.0, false, false});
   r.get("restitution", p.restitution, unit_interval());
@@ -100,11 +101,12 @@ void read_solver(ConfigReader& r, MpsParams& p) {
   r.get("courant", p.courant, {0.0, 1.0, true, false});
   r.get("courant_max", p.courant_max, positive());
   if (p.courant_max < p.courant)
-    r.fail("courant_max", "a number >= courant (" + num(p.courant) + ")");
+    r.fail("courant_max", "a number >= courant (" + num(p.courant) + ")", {"solver.courant"});
   r.get("dt_min", p.dt_min, positive());
   // Courant mode steps at most dt: a floor above it failed every run as a divergence.
   if (p.time_step == TimeStepMode::Courant && p.dt_min > p.dt)
-    r.fail("dt_min", "a step <= solver.dt (" + num(p.dt) + " s), the largest Courant step");
+    r.fail("dt_min", "a step <= solver.dt (" + num(p.dt) + " s), the largest Courant step",
+           {"solver.dt"});
   r.get("ppe_tolerance", p.ppe_tolerance, {0.0, 1.0, true, true});
   r.get("ppe_max_iterations", p.ppe_max_iterations, at_least(1));
   r.get("leak_depth", p.leak_depth, positive());
@@ -219,14 +221,17 @@ void read_database_params(ConfigReader& r, DatabaseParams& p) {
   output.get("pressure", p.output.pressure);
 
   if (p.solver.leak_depth > p.scene.wall_layers + p.scene.dummy_layers)
-    solver.fail("leak_depth", "a depth <= wall_layers + dummy_layers (" +
-                                  std::to_string(p.scene.wall_layers + p.scene.dummy_layers) +
-                                  " l0)");
+    solver.fail("leak_depth",
+                "a depth <= wall_layers + dummy_layers (" +
+                    std::to_string(p.scene.wall_layers + p.scene.dummy_layers) + " l0)",
+                {"scene.wall_layers", "scene.dummy_layers"});
   // A million frames (9 hours at 30 fps): beyond it duration x frame_rate is a typo, and at 1e20
   // the frame count no longer fits an integer.
   if (!(p.scene.duration * p.scene.frame_rate <= 1e6))
-    scene.fail("duration", "at most 1e6 frames of output (duration x frame_rate = " +
-                               num(p.scene.duration * p.scene.frame_rate) + ")");
+    scene.fail("duration",
+               "at most 1e6 frames of output (duration x frame_rate = " +
+                   num(p.scene.duration * p.scene.frame_rate) + ")",
+               {"scene.frame_rate"});
   // Checks across keys: the lattice is of a size that can be built, every simulation's water fits
   // in the tank, a fixed step keeps the Courant bound for the fastest column.
   Eigen::Vector2d lo = p.scene.tank.vertices.front(), hi = lo;
@@ -234,28 +239,33 @@ void read_database_params(ConfigReader& r, DatabaseParams& p) {
   const Eigen::Vector2d size = hi - lo;
   if (size.minCoeff() < 4 * p.scene.l0)
     scene.fail("l0",
-               "a spacing at most a quarter of the tank's size (" + num(size.minCoeff()) + " m)");
+               "a spacing at most a quarter of the tank's size (" + num(size.minCoeff()) + " m)",
+               {"scene.tank"});
   // At most 1e8 lattice points in the tank's bounding box, 5,000 times the largest scene
   // benchmarked (20,000 particles): a smaller l0 is a typo, not a scene, and building its lattice
   // would not end in any useful time.
   const double max_points = 1e8;
   if (size.x() * size.y() / (p.scene.l0 * p.scene.l0) > max_points)
-    scene.fail("l0", "a spacing of at least " + num(std::sqrt(size.x() * size.y() / max_points)) +
-                         " m (at most 1e8 lattice points in the tank's " + num(size.x()) + " x " +
-                         num(size.y()) + " m bounding box)");
+    scene.fail("l0",
+               "a spacing of at least " + num(std::sqrt(size.x() * size.y() / max_points)) +
+                   " m (at most 1e8 lattice points in the tank's " + num(size.x()) + " x " +
+                   num(size.y()) + " m bounding box)",
+               {"scene.tank"});
   const Tank tank(p.scene.tank, p.scene.l0, p.scene.wall_layers, p.scene.dummy_layers);
   const bool sweep_given = sweep.has("heights") || sweep.has("height_range") ||
                            sweep.has("widths") || sweep.has("velocities");
   const std::string column_key = sweep_given ? "/sweep" : "/scene/column";
+  const std::string column_origin =
+      r.origin({"sweep", "scene.column", "scene.l0", "scene.tank", "scene.water_level"});
   double fastest = 0;
   std::string fastest_name;
   for (const auto& sim : sweep_simulations(p.scene, p.sweep)) {
     const InitialWater w = initial_water(tank, p.scene, sim.column);
     if (!w.error.empty())
-      throw ConfigError(ConfigError::FreeText{}, r.source(), column_key,
+      throw ConfigError(ConfigError::FreeText{}, column_origin, column_key,
                         column_text(sim) + ": " + w.error);
     if (w.position.rows() == 0)
-      throw ConfigError(ConfigError::FreeText{}, r.source(), column_key,
+      throw ConfigError(ConfigError::FreeText{}, column_origin, column_key,
                         column_text(sim) +
                             ": no water particle (the column is narrower or lower "
                             "than l0 = " +
@@ -269,11 +279,14 @@ void read_database_params(ConfigReader& r, DatabaseParams& p) {
   if (p.solver.time_step == TimeStepMode::Fixed && fastest > 0) {
     const double dt_max = p.solver.courant * p.scene.l0 / fastest;
     if (p.solver.dt > dt_max) {
-      solver.fail("dt", "a step <= " + num(dt_max) + " s: Courant number " + num(p.solver.courant) +
-                            " at l0 = " + num(p.scene.l0) + " m for the " + num(fastest) +
-                            " m/s that " + fastest_name +
-                            "'s column reaches falling (|v0| + sqrt(2 g h)); or use time_step "
-                            "\"courant\"");
+      solver.fail("dt",
+                  "a step <= " + num(dt_max) + " s: Courant number " + num(p.solver.courant) +
+                      " at l0 = " + num(p.scene.l0) + " m for the " + num(fastest) + " m/s that " +
+                      fastest_name +
+                      "'s column reaches falling (|v0| + sqrt(2 g h)); or use time_step "
+                      "\"courant\"",
+                  {"solver.time_step", "solver.courant", "solver.gravity", "scene.l0",
+                   "scene.column", "sweep"});
     }
   }
 }

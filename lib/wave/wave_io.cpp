@@ -49,7 +49,8 @@ void read_edit_params(app::ConfigReader& r, EditParams& p) {
   if (p.target_points.empty()) t.fail("points", "at least one [z, h] point");
   t.get_input_file("file", p.target_file);
   if (!p.target_file.empty() && t.has("points"))
-    t.fail("points", "no points with target.file, which gives the curve (they would be ignored)");
+    t.fail("points", "no points with target.file, which gives the curve (they would be ignored)",
+           {t.dotted("file")});
   t.get("svg_scale", p.svg_scale, positive());
   t.get("tolerance", p.target_tolerance, non_negative());
   ConfigReader s = r.child("slices");
@@ -173,10 +174,10 @@ Points2 fluid_positions(const io::CacheReader& cache, const io::SequenceReader& 
 }
 
 Grid2Spec feature_grid(const EditParams& p, const Database& db, const io::CacheReader& cache,
-                       const std::string& source) {
+                       const app::ConfigOrigin& origin) {
   const double h = p.grid_spacing > 0 ? p.grid_spacing : db.l0;
   if (!(h > 0))
-    throw ConfigError(source, "/grid/spacing",
+    throw ConfigError(origin({"grid.spacing"}), "/grid/spacing",
                       "a spacing > 0 (the database has no l0 attribute to default to)", "0");
   Eigen::Vector2d lo, hi;
   if (!p.grid_min.empty() && !p.grid_max.empty()) {
@@ -200,7 +201,7 @@ Grid2Spec feature_grid(const EditParams& p, const Database& db, const io::CacheR
     hi.array() += margin;
   }
   if (!(hi.x() > lo.x() && hi.y() > lo.y()))
-    throw ConfigError(source, "/grid", "max > min", "an empty grid");
+    throw ConfigError(origin({"grid"}), "/grid", "max > min", "an empty grid");
   // At most 1e8 grid points (0.8 GB per simulation frame): a finer spacing is a typo, and at
   // 1e-4 m on a 2 m flume the feature pass ran for hours.
   const double points = ((hi.x() - lo.x()) / h + 1) * ((hi.y() - lo.y()) / h + 1);
@@ -210,7 +211,7 @@ Grid2Spec feature_grid(const EditParams& p, const Database& db, const io::CacheR
         buf, sizeof buf,
         "a spacing giving at most 1e8 grid points over the %.4g x %.4g m grid (>= %.3g m)",
         hi.x() - lo.x(), hi.y() - lo.y(), std::sqrt((hi.x() - lo.x()) * (hi.y() - lo.y()) / 1e8));
-    throw ConfigError(source, "/grid/spacing", buf, app::json_text(json(h)));
+    throw ConfigError(origin({"grid"}), "/grid/spacing", buf, app::json_text(json(h)));
   }
   Grid2Spec g;
   g.origin = lo;
@@ -444,12 +445,12 @@ std::string selection_svg(const std::vector<double>& z, const Eigen::VectorXd& t
 void run_wave_edit(const EditParams& p, const EditRun& run) {
   const io::CacheReader cache(run.database);
   const Database db = open_database(cache);
-  const Grid2Spec grid = feature_grid(p, db, cache, run.config_source);
+  const Grid2Spec grid = feature_grid(p, db, cache, run.origin);
   // The 3D level set has one grid slice per spacing along z: at most 1e9 voxels (4 GB a frame).
   const double depth = (p.slice_count - 1.0) * p.slice_spacing / grid.spacing + 1 +
                        (p.close_ends ? p.slice_spacing / grid.spacing + 2 * (p.band + 1) : 0.0);
   if (!(depth * static_cast<double>(grid.nx) * static_cast<double>(grid.ny) <= 1e9))
-    throw ConfigError(run.config_source, "/slices/spacing",
+    throw ConfigError(run.origin({"slices", "grid", "close_ends", "band"}), "/slices/spacing",
                       "slices spanning at most 1e9 voxels of the 3D level set (" +
                           std::to_string(grid.nx) + " x " + std::to_string(grid.ny) +
                           " grid points a layer)",
@@ -464,14 +465,35 @@ void run_wave_edit(const EditParams& p, const EditRun& run) {
 
   for (const FixedSlice& f : p.fixed) {
     if (f.slice >= static_cast<std::size_t>(p.slice_count))
-      throw ConfigError(run.config_source, "/fixed",
+      throw ConfigError(run.origin({"fixed", "slices.count"}), "/fixed",
                         "slices in [0, " + std::to_string(p.slice_count - 1) + "]",
                         std::to_string(f.slice));
     if (f.simulation >= static_cast<int>(db.names.size()))
-      throw ConfigError(run.config_source, "/fixed",
+      throw ConfigError(run.origin({"fixed"}), "/fixed",
                         "simulations in [-1, " + std::to_string(db.names.size() - 1) + "]",
                         std::to_string(f.simulation));
   }
+
+  // The frames to write, checked before the features are computed (seconds to minutes).
+  std::vector<std::size_t> frame_index;
+  if (run.frames) {
+    for (std::int64_t f : *run.frames) {
+      auto it = std::find(db.frame_numbers.begin(), db.frame_numbers.end(), f);
+      if (it == db.frame_numbers.end())
+        throw UsageError("--frames: frame " + std::to_string(f) +
+                         " is not in the database (frames " +
+                         std::to_string(db.frame_numbers.front()) + "-" +
+                         std::to_string(db.frame_numbers.back()) + ")");
+      frame_index.push_back(static_cast<std::size_t>(it - db.frame_numbers.begin()));
+    }
+  } else {
+    for (std::size_t t = 0; t < db.frames; ++t) frame_index.push_back(t);
+  }
+  // Every shard selects the same slices (the selection does not depend on the frames); each
+  // writes its part of the frames, so dd-cache merge gives the single run's cache.
+  const app::IndexRange part = app::shard_range(frame_index.size(), run.shard);
+  frame_index = std::vector<std::size_t>(frame_index.begin() + static_cast<long>(part.begin),
+                                         frame_index.begin() + static_cast<long>(part.end));
 
   // Target heights per slice, checked against the database's range at s.
   const auto curve = target_curve(p);
@@ -499,6 +521,15 @@ void run_wave_edit(const EditParams& p, const EditRun& run) {
     }
   }
 
+  // Beyond the feature grid every height is its edge's: the range would be that of no water.
+  const double x_first = grid.origin.x(),
+               x_last = grid.origin.x() + grid.spacing * static_cast<double>(grid.nx - 1);
+  if (!(p.cross_section >= x_first && p.cross_section <= x_last))
+    throw ConfigError(run.origin({"cross_section"}), "/cross_section",
+                      "a position within the feature grid, where the database's water is: [" +
+                          app::json_text(json(x_first)) + ", " + app::json_text(json(x_last)) +
+                          "] m",
+                      app::json_text(json(p.cross_section)));
   SelectionProblem problem;
   problem.heights = Eigen::VectorXd(static_cast<Eigen::Index>(db.names.size()));
   for (std::size_t n = 0; n < db.names.size(); ++n)
@@ -509,7 +540,7 @@ void run_wave_edit(const EditParams& p, const EditRun& run) {
     const double excess = std::max(hlo - t, t - hhi);
     if (excess > p.target_tolerance) {
       throw ConfigError(
-          run.config_source, "/target",
+          run.origin({"target", "cross_section", "slices"}), "/target",
           "heights within the database's range at s = " + std::to_string(p.cross_section) +
               " m: [" + std::to_string(hlo) + ", " + std::to_string(hhi) + "] m (± tolerance " +
               std::to_string(p.target_tolerance) + " m)",
@@ -525,12 +556,16 @@ void run_wave_edit(const EditParams& p, const EditRun& run) {
     }
   }
   if (run.dry_run) {
+    // What the run would write: the report and picture, and the features cache when it is made.
+    io::check_writable_directory(run.report);
+    io::check_writable_directory(run.plot);
+    if (!loaded) io::check_writable_directory(features_path);
     std::printf(
         "would edit %zu slices from %zu simulations of %s into %s (%zu x %zu x %zu voxels, %zu "
         "frames)\n",
         S, db.names.size(), run.database.c_str(), run.output.c_str(), grid.nx, grid.ny,
         static_cast<std::size_t>(std::lround((S - 1) * p.slice_spacing / grid.spacing)) + 1,
-        run.frames ? run.frames->size() : db.frames);
+        frame_index.size());
     return;
   }
   problem.target = target;
@@ -590,8 +625,8 @@ void run_wave_edit(const EditParams& p, const EditRun& run) {
     chosen_h[i] = problem.heights(chosen.simulation[i]);
     greedy_h[i] = greedy ? problem.heights(greedy->simulation[i]) : chosen_h[i];
   }
-  // The report and the picture are written after the cache, so a run that fails (a bad --frames,
-  // a full disk) leaves neither beside a missing cache.
+  // The report and the picture are written after the cache, so a run that fails (a full disk)
+  // leaves neither beside a missing cache.
   const std::string report_text = report.dump(2) + "\n";
   const std::string plot_text = selection_svg(
       z, target, chosen_h, greedy_h,
@@ -603,25 +638,6 @@ void run_wave_edit(const EditParams& p, const EditRun& run) {
                greedy ? std::to_string(greedy->objective) : "-");
 
   // The 3D level-set sequence.
-  std::vector<std::size_t> frame_index;
-  if (run.frames) {
-    for (std::int64_t f : *run.frames) {
-      auto it = std::find(db.frame_numbers.begin(), db.frame_numbers.end(), f);
-      if (it == db.frame_numbers.end())
-        throw UsageError("--frames: frame " + std::to_string(f) +
-                         " is not in the database (frames " +
-                         std::to_string(db.frame_numbers.front()) + "-" +
-                         std::to_string(db.frame_numbers.back()) + ")");
-      frame_index.push_back(static_cast<std::size_t>(it - db.frame_numbers.begin()));
-    }
-  } else {
-    for (std::size_t t = 0; t < db.frames; ++t) frame_index.push_back(t);
-  }
-  // Every shard selects the same slices (the selection does not depend on the frames); each
-  // writes its part of the frames, so dd-cache merge gives the single run's cache.
-  const app::IndexRange part = app::shard_range(frame_index.size(), run.shard);
-  frame_index = std::vector<std::size_t>(frame_index.begin() + static_cast<long>(part.begin),
-                                         frame_index.begin() + static_cast<long>(part.end));
   // Layers from the first slice to the last; with closed ends, the water goes on half a slice
   // spacing beyond them, and the grid a band further, so the surface closes inside the grid.
   const double last_z = p.first_z + (static_cast<double>(S) - 1) * p.slice_spacing;

@@ -60,7 +60,7 @@ void read_edit_params(app::ConfigReader& r, EditParams& p);
 struct EditRun {
   std::filesystem::path database, output, report, plot;
   std::filesystem::path features;  ///< the features cache (read if it matches, else rewritten)
-  std::string config_source = "<defaults>";  ///< the config's name in errors found while running
+  app::ConfigOrigin origin;  ///< where the config's values came from, for errors found running
   std::optional<std::vector<std::int64_t>> frames;  ///< database frame numbers; all if empty
   app::Shard shard;  ///< `--shard K/N`: the K-th contiguous part of those frames
   bool dry_run = false;

@@ -302,6 +302,36 @@ TEST_CASE("config: a check across keys that fails on a default shows the default
                        ConfigError);
 }
 
+TEST_CASE("config: a check across keys names the --set that gave one of them") {
+  // A column that did not fit the tank, set by --set sweep.heights, was blamed on
+  // "<defaults>: /sweep".
+  const datadyn::app::ConfigOrigin origin("c.json", {"sweep.heights=[1]", "scene=x", "a.b.c=1"});
+  CHECK(origin({"sweep"}) == "--set sweep.heights");           // a key under it
+  CHECK(origin({"scene.l0"}) == "--set scene");                // a key above it
+  CHECK(origin({"/sweep/heights"}) == "--set sweep.heights");  // a JSON pointer
+  CHECK(origin({"sweep.height"}) == "c.json");                 // a prefix of a name is not a parent
+  CHECK(origin({"solver.dt"}) == "c.json");
+  CHECK(origin({"a.b", "scene.l0", "sweep"}) == "--set sweep.heights, --set scene, --set a.b.c");
+  CHECK(datadyn::app::ConfigOrigin()({"x"}) == "<defaults>");
+
+  ConfigReader r = ConfigReader::from_json(json::parse(R"({"fit": {"ks_max": 5}})"), "c.json",
+                                           {"fit.ks_min=10"});
+  ConfigReader f = r.child("fit");
+  double ks_min = 1.0, ks_max = 1e4;
+  f.get("ks_min", ks_min);
+  f.get("ks_max", ks_max);
+  CHECK(f.dotted("ks_min") == "fit.ks_min");
+  CHECK(f.origin({"ks_min"}) == "--set fit.ks_min");
+  CHECK(f.origin({"ks_max"}) == "c.json");
+  CHECK_THROWS_WITH_AS(f.fail("ks_max", "a number > ks_min", {"fit.ks_min"}),
+                       doctest::Contains("--set fit.ks_min: /fit/ks_max: expected a number > "
+                                         "ks_min, got 5"),
+                       ConfigError);
+  // Without depends_on the origin is the key's own.
+  CHECK_THROWS_WITH_AS(f.fail("ks_max", "a number > ks_min"),
+                       doctest::Contains("c.json: /fit/ks_max: expected"), ConfigError);
+}
+
 TEST_CASE("config: a --set index past the end of a list says so") {
   // "bodies.1.alpha" with one body was an "unknown key".
   const std::string m = error_of("{}", {"bodies.1.alpha=0.5"});

@@ -143,7 +143,8 @@ TEST_CASE("mps-gen: config errors exit 2 and name the key") {
   // A fixed time step that breaks the Courant bound for the tallest column.
   r = run_command(kMpsGen + " --set solver.time_step=fixed --set solver.dt=0.01 -o " + out);
   CHECK(r.exit_code == 2);
-  CHECK(r.err.find("/solver/dt: expected a step <= ") != std::string::npos);
+  CHECK(r.err.find("--set solver.time_step, --set solver.dt: /solver/dt: expected a step <= ") !=
+        std::string::npos);
   CHECK(r.err.find("sim_014") != std::string::npos);
   CHECK(std::filesystem::is_empty(dir.path()) == false);  // only tank.json
   CHECK(!std::filesystem::exists(out));
@@ -186,6 +187,11 @@ TEST_CASE("mps-gen: sizes no scene has (spacing, water, duration) exit 2 at once
   CHECK(r.err.find("c.json: /sweep: sim_001 (column x 0 m, width 0.3 m, height 1e+308 m") !=
         std::string::npos);
   CHECK(r.err.find("is outside the tank's extent [0, 2] x [0, 2] m") != std::string::npos);
+  // The same from the command line names the --set, not the config file (it said "c.json").
+  r = run_command(kMpsGen + " -c " + (dir / "c.json").string() +
+                  " --set sweep.heights=[0.2,1e308] -o " + (dir / "x.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--set sweep.heights: /sweep: sim_001 (column x 0 m") != std::string::npos);
   r = run(R"({"scene": {"column": {"width": 1e308}}})");
   CHECK(r.exit_code == 2);
   // The first particle in the beach (it starts at x = 0.9 m) is named.

@@ -254,8 +254,18 @@ TEST_CASE("wave-edit: bad databases and bad edits are clear errors that write no
   // A grid finer than any wave needs (it ran for hours at 1e-4 m).
   r = edit("edit.json", " --set grid.spacing=1e-6", "w.h5");
   CHECK(r.exit_code == 2);
-  CHECK(r.err.find("edit.json: /grid/spacing: expected a spacing giving at most 1e8 grid points") !=
-        std::string::npos);
+  // A check made while running names the --set that gave the value, not the config file.
+  CHECK(r.err.find("--set grid.spacing: /grid/spacing: expected a spacing giving at most 1e8 grid "
+                   "points") != std::string::npos);
+  r = edit("edit.json", " --set target.points=[[0,0.9]]", "w.h5");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--set target.points: /target: expected heights within") != std::string::npos);
+  // A cross-section beyond the database's water: every height there was the grid edge's, and the
+  // error blamed /target with a range of no water.
+  r = edit("edit.json", " --set cross_section=50", "w.h5");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--set cross_section: /cross_section: expected a position within the feature "
+                   "grid, where the database's water is: [") != std::string::npos);
   r = edit("edit.json", " --set band=1e308", "w.h5");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/band: expected a number in [1, 100], got 1e+308") != std::string::npos);
@@ -282,6 +292,17 @@ TEST_CASE("wave-edit: bad databases and bad edits are clear errors that write no
   r = edit("edit.json", " --frames 99", "w.h5");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("--frames: frame 99 is not in the database") != std::string::npos);
+  // A dry run checks the frames and where the run would write (it passed both), and keeps no
+  // features cache.
+  r = edit("edit.json", " --dry-run --frames 99", "w.h5");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--frames: frame 99 is not in the database") != std::string::npos);
+  r = edit("edit.json", " --dry-run --set features=" + (dir / "none" / "f.h5").string(), "w.h5");
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find((dir / "none").string()) != std::string::npos);
+  r = edit("edit.json", " --dry-run --report " + (dir / "none" / "r.json").string(), "w.h5");
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find((dir / "none").string()) != std::string::npos);
   // A report or picture path that is an input or the output would replace it: refused.
   for (const std::string flag : {"--report ", "--plot "}) {
     r = edit("edit.json", " " + flag + (dir / "db.h5").string(), "v.h5");

@@ -22,7 +22,7 @@ int main(int argc, char** argv) {
         const auto frames =
             elastic::frames_to_write(config, selection ? &*selection : nullptr, ctx.shard());
         const auto note = [](const std::string& text) { spdlog::info("{}", text); };
-        elastic::Scene scene = elastic::build_scene(config, ctx.config_source(), note);
+        elastic::Scene scene = elastic::build_scene(config, ctx.config_origins(), note);
         const auto out = ctx.output();
         if (ctx.dry_run()) {
           std::printf("would simulate %s to frame %lld and write %s to %s\n",

@@ -16,7 +16,7 @@ int main(int argc, char** argv) {
       [&](app::Context& ctx) {
         const auto params = ctx.config<wave::EditParams>(wave::read_edit_params);
         wave::EditRun run;
-        run.config_source = ctx.config_source();
+        run.origin = ctx.config_origins();
         run.database = ctx.input();
         run.output = ctx.output();
         run.report = ctx.side_output(report.empty() ? io::sidecar(run.output, ".report.json")
