@@ -2,6 +2,8 @@
 /// @file
 /// A triangle surface mesh, with its texture coordinates where it has them.
 
+#include <vector>
+
 #include "core/types.hpp"
 
 namespace datadyn {
@@ -19,6 +21,13 @@ struct FaceVaryingUv {
   bool empty() const { return corners.rows() == 0; }
 };
 
+/// The faces of a mesh file as it gave them, before they were cut into triangles: face f has
+/// sizes[f] corners (vertex indices), listed in order in corners after the earlier faces'.
+struct Polygons {
+  std::vector<int> sizes, corners;
+  bool operator==(const Polygons&) const = default;
+};
+
 /// Triangle surface mesh.
 struct SurfaceMesh {
   /// #V by 3 vertex positions (metres).
@@ -27,6 +36,10 @@ struct SurfaceMesh {
   Triangles triangles;
   /// Texture coordinates of the triangles' corners, or empty.
   FaceVaryingUv uv;
+  /// The file's faces (OBJ): two files with the same faces hold one mesh in two poses, while
+  /// their triangles may differ where a concave face is cut by its shape. Empty for a mesh not
+  /// read from a file of faces.
+  Polygons polygons;
 };
 
 }  // namespace datadyn

@@ -366,9 +366,11 @@ Scene build_scene(const SceneConfig& config, const app::ConfigOrigin& origin,
     const Eigen::Index n = s.mesh.vertices.rows();
     s.masses = lumped_masses(s.mesh, bc.density);
     s.params = bc.params;
+    Polygons render_faces;  // as the render file gives them, for the surface examples
     if (bc.render.type == "obj") {
       const auto path = std::filesystem::path(bc.render.file);
       SurfaceMesh surface = load_obj(path, ObjTexture::Read);
+      render_faces = surface.polygons;
       surface.vertices *= bc.render.scale;
       // Renderers cull and shade by the winding: an inward file is written turned outward.
       if (orient_outward(surface.vertices, surface.triangles, surface.uv.corners) && note)
@@ -419,12 +421,21 @@ Scene build_scene(const SceneConfig& config, const app::ConfigOrigin& origin,
                             "\"surface\" only with a render mesh (render.type \"obj\")",
                             "\"surface\"");
         const auto path = std::filesystem::path(e.file);
-        Points3 pose = load_obj(path).vertices;
-        pose *= bc.render.scale;
+        const SurfaceMesh pose_mesh = load_obj(path);
+        const Points3 pose = pose_mesh.vertices * bc.render.scale;
         if (pose.rows() != s.render.particles.rows())
           throw IoError(path.string() + ": surface pose has " + std::to_string(pose.rows()) +
                         " vertices, the render mesh of body '" + bc.name + "' has " +
                         std::to_string(s.render.particles.rows()) + " (" + ekey + "/file)");
+        // A pose exported with its vertices in another order has the same count, and moved each
+        // vertex to another's place: its faces tell (a file of points alone is taken as is).
+        if (!pose_mesh.polygons.sizes.empty() && pose_mesh.polygons != render_faces)
+          throw IoError(path.string() + ": surface pose's faces are not the render mesh's (" +
+                        where +
+                        "/render/file): its vertices are in another order, or it is "
+                        "another mesh; export the pose from the render mesh without reordering "
+                        "or changing its vertices and faces (" +
+                        ekey + "/file)");
         SurfacePoseFit fit = particles_from_surface_pose(s.mesh, s.render, pose, e.smoothness);
         if (!fit.solved)
           throw RunError(path.string() +
@@ -582,9 +593,9 @@ SimulationReport simulate_to_cache(Scene& scene, const SceneConfig& config,
       std::vector<std::string> columns{"rest"};
       const BodyConfig& bc = config.bodies[bi];
       for (const ExampleConfig& e : bc.examples)
-        columns.push_back(!e.name.empty()    ? e.name
-                          : e.type == "file" ? std::filesystem::path(e.file).stem().string()
-                                             : e.type);
+        columns.push_back(!e.name.empty()  ? e.name
+                          : e.file.empty() ? e.type
+                                           : std::filesystem::path(e.file).stem().string());
       writer.set_attribute(group, "columns", columns);
       writer.set_attribute(group, "group_count", static_cast<std::int64_t>(g));
     }

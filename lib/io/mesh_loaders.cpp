@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include <Eigen/Geometry>
+
 #include "core/errors.hpp"
 #include "core/mesh_topology.hpp"
 
@@ -118,11 +120,59 @@ long long parse_integer(const LineReader& reader, std::string_view token, const 
 // ---------------------------------------------------------------------------------------------
 // OBJ
 
-struct PendingTriangle {
-  std::array<long long, 3> raw;  // resolved 0-based index, range checked at the end
-  std::array<long long, 3> uv;   // resolved 0-based vt index, -1 for a corner without one
-  int line;
+struct PendingFace {
+  std::size_t first = 0, count = 0;  // its corners in the pending corner lists
+  int line = 0;
 };
+
+/// The triangles of a polygon with corners p[0..n) (n >= 3) as corner positions in it, three per
+/// triangle. A convex polygon is fanned from its first corner. A concave one is cut by ear
+/// clipping in the plane of its Newell normal, so that no triangle lies outside it (a fan covers
+/// the outside of a concave corner, as Blender's importer does not); the ears are tried in fan
+/// order, which gives the fan again wherever it fits. A polygon with no ear left (self-crossing
+/// or degenerate) is fanned for the rest.
+std::vector<std::size_t> triangulate_polygon(const std::vector<Eigen::Vector3d>& p) {
+  const std::size_t n = p.size();
+  std::vector<std::size_t> out;
+  Eigen::Vector3d normal = Eigen::Vector3d::Zero();
+  for (std::size_t i = 0; i < n; ++i) normal += p[i].cross(p[(i + 1) % n]);
+  // Projection: drop the normal's largest axis, keep the orientation.
+  int drop = 0;
+  normal.cwiseAbs().maxCoeff(&drop);
+  const int a = (drop + 1) % 3, b = (drop + 2) % 3;
+  const double sign = normal[drop] < 0 ? -1.0 : 1.0;
+  const auto cross2 = [&](std::size_t i, std::size_t j, std::size_t k) {
+    return sign *
+           ((p[j][a] - p[i][a]) * (p[k][b] - p[i][b]) - (p[j][b] - p[i][b]) * (p[k][a] - p[i][a]));
+  };
+  bool convex = true;
+  for (std::size_t i = 0; i < n && convex; ++i)
+    convex = cross2((i + n - 1) % n, i, (i + 1) % n) >= 0;
+  std::vector<std::size_t> left(n);
+  for (std::size_t i = 0; i < n; ++i) left[i] = i;
+  if (!convex) {
+    while (left.size() > 3) {
+      bool clipped = false;
+      for (std::size_t k = 1; k + 1 <= left.size() && !clipped; ++k) {
+        const std::size_t i = left[k - 1], j = left[k], l = left[(k + 1) % left.size()];
+        if (!(cross2(i, j, l) > 0)) continue;  // a reflex or flat corner is no ear
+        bool empty = true;
+        for (const std::size_t m : left) {
+          if (m == i || m == j || m == l || p[m] == p[i] || p[m] == p[j] || p[m] == p[l]) continue;
+          if (cross2(i, j, m) >= 0 && cross2(j, l, m) >= 0 && cross2(l, i, m) >= 0) empty = false;
+        }
+        if (!empty) continue;
+        out.insert(out.end(), {i, j, l});
+        left.erase(left.begin() + static_cast<long>(k));
+        clipped = true;
+      }
+      if (!clipped) break;
+    }
+  }
+  for (std::size_t k = 1; k + 1 < left.size(); ++k)
+    out.insert(out.end(), {left[0], left[k], left[k + 1]});
+  return out;
+}
 
 /// A 1-based or negative (relative to the `count` items read so far) OBJ index as 0-based:
 /// `what` is "face" or "texture", `item` and `items` name what the index counts.
@@ -140,8 +190,8 @@ long long resolve_index(const LineReader& reader, long long index, long long cou
 
 SurfaceMesh parse_obj(LineReader& reader, ObjTexture texture) {
   std::vector<double> coords, uv_coords;
-  std::vector<PendingTriangle> triangles;
-  std::vector<long long> corners, uv_corners;
+  std::vector<PendingFace> faces;
+  std::vector<long long> corners, uv_corners;  // every face's, in file order
   std::string line;
   while (reader.next(line, /*continuation=*/true)) {
     const auto tokens = split_whitespace(line);
@@ -169,8 +219,7 @@ SurfaceMesh parse_obj(LineReader& reader, ObjTexture texture) {
     } else if (keyword == "f") {
       const long long vertex_count = static_cast<long long>(coords.size() / 3);
       const long long uv_count = static_cast<long long>(uv_coords.size() / 2);
-      corners.clear();
-      uv_corners.clear();
+      PendingFace face{corners.size(), 0, reader.line()};
       for (std::size_t c = 1; c < tokens.size(); ++c) {
         const std::string_view corner = tokens[c];
         // v, v/vt, v/vt/vn or v//vn: validate every part, keep v and vt.
@@ -200,12 +249,10 @@ SurfaceMesh parse_obj(LineReader& reader, ObjTexture texture) {
                                         vertex_count, "face", "vertex", "vertices"));
         uv_corners.push_back(uv);
       }
-      if (corners.size() < 3)
-        reader.fail("face has " + std::to_string(corners.size()) + " corners, expected at least 3");
-      for (std::size_t c = 1; c + 1 < corners.size(); ++c)
-        triangles.push_back({{corners[0], corners[c], corners[c + 1]},
-                             {uv_corners[0], uv_corners[c], uv_corners[c + 1]},
-                             reader.line()});
+      face.count = corners.size() - face.first;
+      if (face.count < 3)
+        reader.fail("face has " + std::to_string(face.count) + " corners, expected at least 3");
+      faces.push_back(face);
     }
     // Every other statement (vn, vp, o, g, s, usemtl, mtllib, l, p, curves...) is ignored.
   }
@@ -219,38 +266,50 @@ SurfaceMesh parse_obj(LineReader& reader, ObjTexture texture) {
   SurfaceMesh mesh;
   mesh.vertices =
       Eigen::Map<const Points3>(coords.data(), static_cast<Eigen::Index>(vertex_count), 3);
-  mesh.triangles.resize(static_cast<Eigen::Index>(triangles.size()), 3);
   // Texture coordinates are kept when some corner has one; a corner without one gets (0, 0), a
   // row of its own, as Blender's importer gives it.
   bool textured = false, untextured = false;
-  for (std::size_t t = 0; t < triangles.size(); ++t)
-    for (int c = 0; c < 3; ++c) {
-      const long long index = triangles[t].raw[static_cast<std::size_t>(c)];
-      if (index >= vertex_count)
-        reader.fail_at(triangles[t].line, "face index " + std::to_string(index + 1) +
-                                              " out of range (file has " +
-                                              std::to_string(vertex_count) + " vertices)");
-      mesh.triangles(static_cast<Eigen::Index>(t), c) = static_cast<int>(index);
-      const long long uv = triangles[t].uv[static_cast<std::size_t>(c)];
-      if (uv >= uv_count)
-        reader.fail_at(triangles[t].line, "texture index " + std::to_string(uv + 1) +
-                                              " out of range (file has " +
-                                              std::to_string(uv_count) + " texture coordinates)");
-      (uv >= 0 ? textured : untextured) = true;
+  for (const PendingFace& f : faces)
+    for (std::size_t c = f.first; c < f.first + f.count; ++c) {
+      if (corners[c] >= vertex_count)
+        reader.fail_at(f.line, "face index " + std::to_string(corners[c] + 1) +
+                                   " out of range (file has " + std::to_string(vertex_count) +
+                                   " vertices)");
+      if (uv_corners[c] >= uv_count)
+        reader.fail_at(f.line, "texture index " + std::to_string(uv_corners[c] + 1) +
+                                   " out of range (file has " + std::to_string(uv_count) +
+                                   " texture coordinates)");
+      (uv_corners[c] >= 0 ? textured : untextured) = true;
+      mesh.polygons.corners.push_back(static_cast<int>(corners[c]));
     }
+  if (untextured) uv_coords.insert(uv_coords.end(), {0.0, 0.0});
+  const auto uv_rows = static_cast<long long>(uv_coords.size() / 2);
+  std::vector<int> tri, tri_uv;  // corners, three a triangle
+  std::vector<Eigen::Vector3d> polygon;
+  for (const PendingFace& f : faces) {
+    mesh.polygons.sizes.push_back(static_cast<int>(f.count));
+    std::vector<std::size_t> cut;
+    if (f.count == 3) {
+      cut = {0, 1, 2};
+    } else {
+      polygon.clear();
+      for (std::size_t c = f.first; c < f.first + f.count; ++c)
+        polygon.push_back(mesh.vertices.row(static_cast<Eigen::Index>(corners[c])).transpose());
+      cut = triangulate_polygon(polygon);
+    }
+    for (const std::size_t k : cut) {
+      tri.push_back(static_cast<int>(corners[f.first + k]));
+      const long long uv = uv_corners[f.first + k];
+      tri_uv.push_back(static_cast<int>(uv >= 0 ? uv : uv_rows - 1));
+    }
+  }
+  mesh.triangles =
+      Eigen::Map<const Triangles>(tri.data(), static_cast<Eigen::Index>(tri.size() / 3), 3);
   if (textured) {
-    if (untextured) uv_coords.insert(uv_coords.end(), {0.0, 0.0});
-    const auto rows = static_cast<Eigen::Index>(uv_coords.size() / 2);
     mesh.uv.coordinates =
         Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, 2, Eigen::RowMajor>>(
-            uv_coords.data(), rows, 2);
-    mesh.uv.corners.resize(mesh.triangles.rows(), 3);
-    for (std::size_t t = 0; t < triangles.size(); ++t)
-      for (int c = 0; c < 3; ++c) {
-        const long long uv = triangles[t].uv[static_cast<std::size_t>(c)];
-        mesh.uv.corners(static_cast<Eigen::Index>(t), c) =
-            static_cast<int>(uv >= 0 ? uv : rows - 1);
-      }
+            uv_coords.data(), static_cast<Eigen::Index>(uv_rows), 2);
+    mesh.uv.corners = Eigen::Map<const Triangles>(tri_uv.data(), mesh.triangles.rows(), 3);
   }
   return mesh;
 }

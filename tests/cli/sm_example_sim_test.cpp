@@ -272,6 +272,47 @@ TEST_CASE(
   CHECK((pa - pb).cwiseAbs().maxCoeff() < 1e-5);
   CHECK((pa - a.sequence("cuboid_particles").positions(0)).cwiseAbs().maxCoeff() >
         0.1);  // it moved
+  // The weights' columns name the example by its file, as for a particle pose (it said
+  // "surface" for every surface example).
+  const auto columns = a.attributes("/elastic/cuboid").at("columns");
+  CHECK(datadyn::io::attribute_string(columns).find("squashed") != std::string::npos);
+
+  // The same pose exported with its vertices in reverse order: the count agrees, but each vertex
+  // would take another's place. Its faces tell, and the run is refused.
+  {
+    std::ifstream in(dir / "squashed.obj");
+    std::vector<std::string> vertices, rest;
+    std::string line;
+    while (std::getline(in, line)) (line.rfind("v ", 0) == 0 ? vertices : rest).push_back(line);
+    std::ofstream out(dir / "reordered.obj");
+    for (auto v = vertices.rbegin(); v != vertices.rend(); ++v) out << *v << '\n';
+    const long n = static_cast<long>(vertices.size());
+    for (const std::string& l : rest) {
+      if (l.rfind("f ", 0) != 0) {
+        out << l << '\n';
+        continue;
+      }
+      std::istringstream f(l.substr(2));
+      std::string corner;
+      out << 'f';
+      while (f >> corner) {
+        const std::size_t slash = corner.find('/');
+        out << ' ' << n + 1 - std::stol(corner.substr(0, slash))
+            << (slash == std::string::npos ? "" : corner.substr(slash));
+      }
+      out << '\n';
+    }
+  }
+  std::ofstream(dir / "reordered.json")
+      << R"({"bodies": [{)" << body
+      << R"(, "examples": [{"type": "surface", "file": "reordered.obj"}]}]})";
+  {
+    const auto r = run_command(kSim + " -c " + (dir / "reordered.json").string() + " -o " +
+                               (dir / "x.h5").string());
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("reordered.obj: surface pose's faces are not the render mesh's") !=
+          std::string::npos);
+  }
 
   // A pose with another vertex count names the file, and a surface example needs a render mesh.
   std::ofstream(dir / "short.obj") << "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n";

@@ -164,6 +164,64 @@ TEST_CASE("load_obj: forward references, pentagon fan, numbers with exponents") 
     CHECK(mesh.vertices.row(v).norm() == doctest::Approx(1.0).epsilon(1e-15));
 }
 
+// Signed area in the xy plane of triangle t of `mesh`.
+double xy_area(const SurfaceMesh& mesh, Eigen::Index t) {
+  const auto a = mesh.vertices.row(mesh.triangles(t, 0)),
+             b = mesh.vertices.row(mesh.triangles(t, 1)),
+             c = mesh.vertices.row(mesh.triangles(t, 2));
+  return 0.5 * ((b.x() - a.x()) * (c.y() - a.y()) - (b.y() - a.y()) * (c.x() - a.x()));
+}
+
+TEST_CASE("load_obj: concave faces are cut inside their outline, and the faces are kept") {
+  // A fan from the first corner covered the notch of a concave face: a triangle outside it,
+  // turned over. Ear clipping keeps every triangle inside, so their areas are all positive (the
+  // face is counter-clockwise in z) and add up to the face's.
+  TempDir dir;
+  // An arrowhead whose first corner's fan crosses the notch at (1, 0).
+  SurfaceMesh mesh = load_obj(dir.write("dart.obj",
+                                        "v 2 -1 0\nv 1 0 0\nv 2 1 0\nv 0 0 0\n"
+                                        "f 1 2 3 4\n"));
+  REQUIRE(mesh.triangles.rows() == 2);
+  CHECK(xy_area(mesh, 0) > 0);
+  CHECK(xy_area(mesh, 1) > 0);
+  CHECK(xy_area(mesh, 0) + xy_area(mesh, 1) == doctest::Approx(1.0));
+  CHECK(mesh.polygons.sizes == std::vector<int>{4});
+  CHECK(mesh.polygons.corners == std::vector<int>{0, 1, 2, 3});
+
+  // A comb of 5 teeth 2 m tall on a 1 m strip (22 corners, 20 m²), tilted out of the xy plane
+  // so that the cut works in the face's own plane; then a convex quad and a triangle, which keep
+  // the fan.
+  std::string obj;
+  std::vector<Eigen::Vector2d> outline{{0, 0}, {10, 0}};
+  for (int x = 10; x > 0; x -= 2)
+    for (const Eigen::Vector2d& q : {Eigen::Vector2d(x, 3), Eigen::Vector2d(x - 1, 3),
+                                     Eigen::Vector2d(x - 1, 1), Eigen::Vector2d(x - 2, 1)})
+      outline.push_back(q);
+  const double area = 20.0;
+  const double tilt = 0.3;  // rotation about x
+  for (const auto& q : outline)
+    obj += "v " + std::to_string(q.x()) + " " + std::to_string(q.y() * std::cos(tilt)) + " " +
+           std::to_string(q.y() * std::sin(tilt)) + "\n";
+  obj += "f";
+  for (std::size_t i = 1; i <= outline.size(); ++i) obj += " " + std::to_string(i);
+  obj += "\nv 20 0 0\nv 21 0 0\nv 21 1 0\nv 20 1 0\nf -4 -3 -2 -1\nf -4 -3 -2\n";
+  mesh = load_obj(dir.write("comb.obj", obj));
+  const auto n = static_cast<Eigen::Index>(outline.size());
+  REQUIRE(mesh.triangles.rows() == n - 2 + 2 + 1);
+  double sum = 0;
+  for (Eigen::Index t = 0; t < n - 2; ++t) {
+    // Back in the face's plane: y / cos(tilt) (the areas scale by cos(tilt)).
+    const double a = xy_area(mesh, t) / std::cos(tilt);
+    CHECK(a > 0);
+    sum += a;
+  }
+  CHECK(sum == doctest::Approx(area).epsilon(1e-6));  // 6 printed digits of the corners
+  CHECK(mesh.triangles.row(n - 2) == Eigen::RowVector3i(n, n + 1, n + 2));
+  CHECK(mesh.triangles.row(n - 1) == Eigen::RowVector3i(n, n + 2, n + 3));
+  CHECK(mesh.triangles.row(n) == Eigen::RowVector3i(n, n + 1, n + 2));
+  CHECK(mesh.polygons.sizes == std::vector<int>{static_cast<int>(n), 4, 3});
+}
+
 TEST_CASE("load_obj: the shipped icosphere is a closed sphere of radius 0.5") {
   const SurfaceMesh mesh = load_obj(fs::path(DATADYN_DATA_DIR) / "meshes" / "icosphere.obj");
   CHECK(mesh.vertices.rows() == 42);
