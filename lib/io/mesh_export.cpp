@@ -80,6 +80,7 @@ struct Job {
   std::string grid;                   // Grid source
   std::string topology;               // Mesh source: "triangles", "quads", "both", "tetrahedra"
   std::vector<std::size_t> indices;   // frame indices to export
+  std::size_t job_frames = 0;         // frames of the whole export, every shard's
   std::filesystem::path output;       // template (per-frame formats) or file
   std::filesystem::path mesh_output;  // pc2/mdd: the frame-1 OBJ
   std::vector<std::filesystem::path> files;
@@ -556,6 +557,7 @@ MeshExportResult export_cache(const MeshExportParams& params, const Provenance& 
       }
     }
     const std::size_t n = indices.size();
+    job.job_frames = n;
     const std::size_t b = n * static_cast<std::size_t>(params.shard_index - 1) /
                           static_cast<std::size_t>(params.shard_count);
     const std::size_t e = n * static_cast<std::size_t>(params.shard_index) /
@@ -767,7 +769,9 @@ MeshExportResult export_cache(const MeshExportParams& params, const Provenance& 
 
     // Output files.
     std::filesystem::path out = expand_sequence(output, job.sequence, readers.size() > 1);
-    if (per_frame && job.indices.size() > 1 && !has_frame_token(out)) {
+    // Numbered by the whole export's frames, not this shard's: a shard of one frame wrote the
+    // bare name, and every such shard replaced the last one's file.
+    if (per_frame && job.job_frames > 1 && !has_frame_token(out)) {
       out = with_frame_token(out);
       if (note) note("-o has no frame token: writing " + out.string());
     }

@@ -329,6 +329,19 @@ TEST_CASE("mesh-export: shards write disjoint frames that together cover the seq
     names.push_back(e.path().filename().string());
   std::sort(names.begin(), names.end());
   CHECK(names == std::vector<std::string>{"c.0001.ply", "c.0002.ply", "c.0003.ply", "c.0004.ply"});
+  // Without a frame token the whole export's frames decide the numbering, as in a single run:
+  // a shard of one frame wrote the bare name, and every such shard replaced the last one's file.
+  std::filesystem::remove_all(s.out);
+  std::filesystem::create_directories(s.out);
+  for (int k = 1; k <= 4; ++k)
+    REQUIRE(
+        s.run("-q --sequence cloth --shard " + std::to_string(k) + "/4" + s.o("d.ply")).exit_code ==
+        0);
+  names.clear();
+  for (const auto& e : std::filesystem::directory_iterator(s.out))
+    names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  CHECK(names == std::vector<std::string>{"d.0001.ply", "d.0002.ply", "d.0003.ply", "d.0004.ply"});
 }
 
 TEST_CASE("mesh-export: memory is bounded by one frame, not by the sequence length") {
