@@ -23,7 +23,6 @@ namespace datadyn::app {
 
 namespace {
 
-std::atomic<int> g_signal{0};
 sem_t g_wake;  // posted by the handler (sem_post is async-signal-safe), awaited by the watchdog
 
 // The first signal asks the work to stop at the next tick, where outputs are discarded cleanly.
@@ -31,8 +30,7 @@ sem_t g_wake;  // posted by the handler (sem_post is async-signal-safe), awaited
 // scheduler sends SIGKILL some seconds after SIGTERM (Slurm's KillWait: 30 s by default), which
 // would leave the temporary files behind.
 extern "C" void on_signal(int sig) {
-  int none = 0;
-  g_signal.compare_exchange_strong(none, sig);
+  io::note_stop_signal(sig);
   sem_post(&g_wake);
 }
 
@@ -46,11 +44,10 @@ void watchdog() {
   int r;
   while ((r = sem_timedwait(&g_wake, &deadline)) != 0 && errno == EINTR) {
   }
-  const int sig = g_signal.load();
+  const int sig = io::stop_signal();
   const std::size_t removed = io::remove_registered_temporaries();
   spdlog::error(
-      "interrupted by {}: {}; {} temporary file{} removed, the run ends",
-      sig == SIGINT ? "SIGINT" : "SIGTERM",
+      "interrupted by {}: {}; {} temporary file{} removed, the run ends", io::signal_name(sig),
       r == 0 ? std::string("a second signal came before the work stopped")
              : "the work did not stop within " + std::to_string(kInterruptGrace.count()) + " s",
       removed, removed == 1 ? "" : "s");
@@ -87,11 +84,14 @@ void install_interrupt_handlers() {
   });
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
+  // A reader of the log that went away (`tool ... 2>&1 | head`) ended the process at the next
+  // line it wrote, and left its temporary file behind: it stops the run like SIGTERM now.
+  std::signal(SIGPIPE, on_signal);
 }
 
 void check_interrupted() {
-  if (const int sig = g_signal.load()) {
-    throw RunError(std::string("interrupted by ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
+  if (const int sig = io::stop_signal()) {
+    throw RunError("interrupted by " + io::signal_name(sig) +
                    "; unfinished outputs were discarded");
   }
 }

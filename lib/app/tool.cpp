@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 #include <optional>
 #include <set>
@@ -243,9 +244,9 @@ Context::Context(std::string tool, std::string command, CommonOptions options,
 
 void Context::accept_config(const json& resolved) {
   resolved_ = resolved;
-  spdlog::debug("resolved config: {}", resolved_.dump());
+  spdlog::debug("resolved config: {}", json_dump(resolved_));
   if (options_.print_config) {
-    std::printf("%s\n", resolved_.dump(2).c_str());
+    std::printf("%s\n", json_dump(resolved_, 2).c_str());
     std::fflush(stdout);
     throw ExitRequest{0};
   }
@@ -259,7 +260,7 @@ io::Provenance Context::provenance() const {
   io::Provenance p;
   p.generator = tool_ + (command_.empty() ? "" : " " + command_) + " " + kVersion;
   p.command_line = command_line_;
-  p.config_json = resolved_.dump();
+  p.config_json = json_dump(resolved_);
   return p;
 }
 
@@ -434,6 +435,8 @@ CLI::App& Tool::command(const std::string& name, const std::string& description,
   auto e = std::make_unique<Entry>();
   e->splits = splits;
   e->app = app_.add_subcommand(name, description);
+  // Every command takes the common flags, --version included (docs/command-line.md).
+  e->app->set_version_flag("--version", name_ + " " + kVersion);
   e->command = name;
   e->handler = std::move(handler);
   add_common_flags(*e->app, e->options, splits);
@@ -554,6 +557,13 @@ int Tool::run(int argc, char** argv) {
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());
     code = 1;
+  }
+  // What the run printed (--print-config, a listing, a dry run's files) must have reached
+  // stdout: `--print-config > scene.json` on a full disk left an empty file with exit 0.
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    const int err = errno;
+    spdlog::error("stdout: cannot write what the run printed: {}", std::strerror(err));
+    if (code == 0) code = 1;
   }
   const std::string line = committed_line(
       io::take_committed(),

@@ -137,6 +137,12 @@ void AtomicFile::commit() {
     discard();
     throw IoError(path_.string() + ": the temporary file " + tmp_.string() + " was not written");
   }
+  try {
+    refuse_commit_if_stopped(path_.string());
+  } catch (...) {
+    discard();
+    throw;
+  }
   std::filesystem::rename(tmp_, path_, ec);
   if (ec) {
     discard();

@@ -423,6 +423,7 @@ MergeResult merge_caches(const std::vector<std::filesystem::path>& inputs,
     CacheReader check(canonical);
     for (const auto& s : check.sequence_names()) (void)check.sequence(s);
   }
+  refuse_commit_if_stopped(m.out_name);  // the cleanup removes both files
   std::error_code ec;
   std::filesystem::rename(canonical, output, ec);
   if (ec) throw IoError(m.out_name + ": cannot rename the merged file into place: " + ec.message());

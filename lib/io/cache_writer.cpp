@@ -611,6 +611,10 @@ void CacheWriter::commit() {
     throw;  // the destructor removes w.tmp
   }
   std::filesystem::remove(w.tmp, ec);
+  if (stop_signal()) {
+    std::filesystem::remove(canonical, ec);
+    refuse_commit_if_stopped(w.file_name);
+  }
   std::filesystem::rename(canonical, w.path, ec);
   if (ec) {
     const std::string why = ec.message();

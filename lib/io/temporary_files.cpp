@@ -1,9 +1,13 @@
 #include "io/temporary_files.hpp"
 
+#include <atomic>
+#include <csignal>
 #include <mutex>
 #include <set>
 #include <utility>
 #include <vector>
+
+#include "core/errors.hpp"
 
 namespace datadyn::io {
 
@@ -21,7 +25,38 @@ Registry& registry() {
   return *r;
 }
 
+std::atomic<int> g_stop_signal{0};
+static_assert(std::atomic<int>::is_always_lock_free);
+
 }  // namespace
+
+void note_stop_signal(int sig) noexcept {
+  int none = 0;
+  g_stop_signal.compare_exchange_strong(none, sig);
+}
+
+int stop_signal() noexcept {
+  return g_stop_signal.load();
+}
+
+std::string signal_name(int sig) {
+  switch (sig) {
+    case SIGINT:
+      return "SIGINT";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGPIPE:
+      return "SIGPIPE";
+    default:
+      return "signal " + std::to_string(sig);
+  }
+}
+
+void refuse_commit_if_stopped(const std::string& file) {
+  if (const int sig = stop_signal())
+    throw RunError(file + ": interrupted by " + signal_name(sig) +
+                   " before the finished file was put in place; it was discarded");
+}
 
 TemporaryRegistration::TemporaryRegistration(const std::filesystem::path& path)
     : path_(path.string()) {

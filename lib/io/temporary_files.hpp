@@ -28,6 +28,18 @@ class TemporaryRegistration {
   std::optional<std::string> path_;
 };
 
+/// The signal that asked the process to stop (SIGINT, SIGTERM, SIGPIPE), 0 for none. The tools'
+/// interrupt handler notes it (async-signal-safe); the writers check it just before a finished
+/// file takes its real name, so that a signal that came during the last write (a canonical copy
+/// of a large cache takes seconds) discards the output, as it does earlier, instead of letting
+/// it replace the old one with exit 0.
+void note_stop_signal(int sig) noexcept;
+int stop_signal() noexcept;
+/// "SIGTERM" for SIGTERM, and so on, for messages.
+std::string signal_name(int sig);
+/// Throws RunError naming `file` if a stop signal has come.
+void refuse_commit_if_stopped(const std::string& file);
+
 /// Removes every registered temporary file (errors ignored) and returns how many were there.
 /// Thread-safe; the registry lives until the process ends, so this may run while static
 /// destructors do.

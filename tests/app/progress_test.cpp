@@ -1,11 +1,18 @@
 #include <doctest/doctest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 #include "app/progress.hpp"
 #include "app/tool.hpp"
 #include "io/atomic_file.hpp"
+#include "io/cache.hpp"
+#include "io/temporary_files.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace datadyn::app;
@@ -106,6 +113,49 @@ TEST_CASE("take_committed: the writers note each file they put in place") {
   { datadyn::io::AtomicFile f(dir / "abandoned.txt"); }  // discarded: not noted
   CHECK(datadyn::io::take_committed() == std::vector<std::filesystem::path>{dir / "done.txt"});
   CHECK(datadyn::io::take_committed().empty());  // taking clears the list
+}
+
+TEST_CASE("a stop signal that came while the last file was written discards it, not the old one") {
+  // A SIGTERM during the canonical copy of a large cache was seen by no check: the run renamed
+  // the file into place and exited 0. The stop signal is process-wide and stays set, so the
+  // writers run in a child process.
+  datadyn::test::TempDir dir;
+  for (const char* name : {"a.txt", "b.h5"}) std::ofstream(dir / name) << "old";
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    int failures = 0;
+    datadyn::io::note_stop_signal(SIGTERM);
+    try {
+      datadyn::io::AtomicFile f(dir / "a.txt");
+      f.write("new");
+      f.commit();
+      ++failures;
+    } catch (const datadyn::RunError& e) {
+      failures += std::string(e.what()).find("interrupted by SIGTERM") == std::string::npos;
+    }
+    try {
+      datadyn::io::CacheWriter w(dir / "b.h5", {"test", "", "{}", ""});
+      w.commit();
+      ++failures;
+    } catch (const datadyn::RunError& e) {
+      failures += std::string(e.what()).find("interrupted by SIGTERM") == std::string::npos;
+    }
+    _exit(failures);
+  }
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  for (const char* name : {"a.txt", "b.h5"}) {
+    std::ifstream in(dir / name);
+    std::stringstream text;
+    text << in.rdbuf();
+    CHECK(text.str() == "old");
+  }
+  // Nothing else is left: no temporary file, no canonical copy.
+  CHECK(std::distance(std::filesystem::directory_iterator(dir.path()),
+                      std::filesystem::directory_iterator()) == 2);
 }
 
 TEST_CASE("missing_shards: the K of N that no command line names") {

@@ -66,6 +66,12 @@ TEST_CASE("--help and --version exit 0, parse errors exit 2") {
   r = run_command(kFixture + " --version");
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("datadyn-fixture 0.1.0") != std::string::npos);
+  // A subcommand takes it too, as every common flag (it was "not expected", exit 2).
+  for (const std::string command : {"info", "check", "merge"}) {
+    r = run_command(kCacheTool + " " + command + " --version");
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find("dd-cache 0.1.0") != std::string::npos);
+  }
   r = run_command(kFixture + " --no-such-flag");
   CHECK(r.exit_code == 2);
   // --threads names what it takes (it answered "abc" with a range up to a 300-digit number).
@@ -283,6 +289,33 @@ int wait_exit(pid_t pid) {
 }
 
 }  // namespace
+
+TEST_CASE("a log reader that goes away stops the run like SIGTERM, leaving no temporary file") {
+  // `tool ... 2>&1 | head -1`: the next log line raised SIGPIPE, which ended the process on the
+  // spot and left <output>.tmp-<pid> behind.
+  TempDir dir;
+  const auto started = std::chrono::steady_clock::now();
+  const auto r = run_command("(" + kFixture + " --set sleep_ms=50 --set frames=200 -o " +
+                             (dir / "slow.h5").string() + " 2>&1 | head -1)");
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  CHECK(r.out.find("fixture") != std::string::npos);  // the one line head took
+  CHECK(seconds < 8.0);  // 200 frames of 50 ms would take 10 s: the run stopped early
+  CHECK(std::filesystem::is_empty(dir.path()));
+}
+
+TEST_CASE("output on stdout that cannot be written fails the run") {
+  // `--print-config > scene.json` on a full disk left an empty file, with exit 0.
+  if (!std::filesystem::exists("/dev/full")) return;
+  auto r = run_command("(" + kFixture + " --print-config >/dev/full)");
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("stdout: cannot write what the run printed: No space left on device") !=
+        std::string::npos);
+  r = run_command("(" + kFixture + " --print-config >&-)");
+  CHECK(r.exit_code == 1);
+  r = run_command("(" + kFixture + " --print-config)");
+  CHECK(r.exit_code == 0);
+}
 
 TEST_CASE("SIGTERM during a step longer than the grace still ends the run and its temporaries") {
   // A frame of ten minutes never reaches the next tick; a farm would SIGKILL it and keep the
