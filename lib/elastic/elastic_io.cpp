@@ -271,9 +271,9 @@ TetMesh body_mesh(const MeshConfig& m, const app::ConfigOrigin& origin, const st
         throw IoError(std::string(e.what()) + " (" + where + "/file)");
       }
       if (note)
-        note(where + ": " + path.string() + " tetrahedralised by TetGen (" + tetgen_switches(o) +
-             "): " + std::to_string(mesh.vertices.rows()) + " particles, " +
-             std::to_string(mesh.tets.rows()) + " tets");
+        note(Note::Info, where + ": " + path.string() + " tetrahedralised by TetGen (" +
+                             tetgen_switches(o) + "): " + std::to_string(mesh.vertices.rows()) +
+                             " particles, " + std::to_string(mesh.tets.rows()) + " tets");
       return mesh;
     }
     case MeshKind::Voxels: {
@@ -285,7 +285,8 @@ TetMesh body_mesh(const MeshConfig& m, const app::ConfigOrigin& origin, const st
       // Cells are inside by the surface's winding: a file wound inward filled nothing, or with
       // `cover` only a hollow shell of surface cells.
       if (orient_outward(surface.vertices, surface.triangles, surface.uv.corners) && note)
-        note(where + ": " + path.string() + ": the faces wind inward; filled as turned outward");
+        note(Note::Warning,
+             where + ": " + path.string() + ": the faces wind inward; filled as turned outward");
       // At most 1e8 cells around the surface (the lattice indexes them with int, and holds a
       // few bytes each): a cell size of a micron on a metre-sized mesh is a units mistake.
       const Eigen::Vector3d extent =
@@ -314,12 +315,14 @@ TetMesh body_mesh(const MeshConfig& m, const app::ConfigOrigin& origin, const st
                           "a cell size small enough for cells inside " + path.string(),
                           std::to_string(m.cell_size));
       if (note)
-        note(where + ": " + path.string() + " filled with " + std::to_string(m.cell_size) +
-             " m cells: " + std::to_string(v.cells_inside) + " inside, " +
-             std::to_string(v.cells_surface) + " on the surface, " +
-             std::to_string(v.cells_dropped) + " dropped in " + std::to_string(v.components - 1) +
-             " smaller pieces; " + std::to_string(v.mesh.vertices.rows()) + " particles, " +
-             std::to_string(v.mesh.tets.rows()) + " tets");
+        note(Note::Info, where + ": " + path.string() + " filled with " +
+                             std::to_string(m.cell_size) +
+                             " m cells: " + std::to_string(v.cells_inside) + " inside, " +
+                             std::to_string(v.cells_surface) + " on the surface, " +
+                             std::to_string(v.cells_dropped) + " dropped in " +
+                             std::to_string(v.components - 1) + " smaller pieces; " +
+                             std::to_string(v.mesh.vertices.rows()) + " particles, " +
+                             std::to_string(v.mesh.tets.rows()) + " tets");
       return std::move(v.mesh);
     }
   }
@@ -374,7 +377,8 @@ Scene build_scene(const SceneConfig& config, const app::ConfigOrigin& origin,
       surface.vertices *= bc.render.scale;
       // Renderers cull and shade by the winding: an inward file is written turned outward.
       if (orient_outward(surface.vertices, surface.triangles, surface.uv.corners) && note)
-        note(path.string() + ": the render mesh's faces wind inward; written turned outward");
+        note(Note::Warning,
+             path.string() + ": the render mesh's faces wind inward; written turned outward");
       // The render mesh wraps the body: a vertex beyond the body's bounding box grown by its own
       // size is a units or file mistake (and one at 1e308 made the embedding index no tet).
       const Eigen::Vector3d lo = s.mesh.vertices.colwise().minCoeff().transpose(),
@@ -394,10 +398,11 @@ Scene build_scene(const SceneConfig& config, const app::ConfigOrigin& origin,
       }
       s.render = embed_surface(s.mesh, surface);
       if (note)
-        note("body '" + bc.name + "': render mesh " + path.string() + " (" +
-             std::to_string(surface.vertices.rows()) + " vertices) embedded in " +
-             std::to_string(s.mesh.tets.rows()) + " tets; farthest vertex outside: " +
-             std::to_string(s.render.max_outside_distance) + " m");
+        note(Note::Info, "body '" + bc.name + "': render mesh " + path.string() + " (" +
+                             std::to_string(surface.vertices.rows()) + " vertices) embedded in " +
+                             std::to_string(s.mesh.tets.rows()) +
+                             " tets; farthest vertex outside: " +
+                             std::to_string(s.render.max_outside_distance) + " m");
     }
     // Examples.
     for (std::size_t k = 0; k < bc.examples.size(); ++k) {
@@ -443,10 +448,10 @@ Scene build_scene(const SceneConfig& config, const app::ConfigOrigin& origin,
                          "body '" +
                          bc.name + "' (" + ekey + ")");
         if (note)
-          note("body '" + bc.name + "': example " + path.string() +
-               " carried to the particles, surface residual rms " +
-               std::to_string(fit.rms_residual) + " m, max " + std::to_string(fit.max_residual) +
-               " m");
+          note(Note::Info, "body '" + bc.name + "': example " + path.string() +
+                               " carried to the particles, surface residual rms " +
+                               std::to_string(fit.rms_residual) + " m, max " +
+                               std::to_string(fit.max_residual) + " m");
         s.examples.push_back(std::move(fit.particles));
         continue;
       }
@@ -503,17 +508,19 @@ Scene build_scene(const SceneConfig& config, const app::ConfigOrigin& origin,
     }
     const Body& b = scene.bodies.back();
     if (note) {
-      note("body '" + b.name + "': " + std::to_string(b.particle_count()) + " particles, " +
-           std::to_string(b.tets.rows()) + " tets, " +
-           app::counted(static_cast<std::size_t>(b.example_count()), "example", "examples") + ", " +
-           app::counted(static_cast<std::size_t>(b.group_count()), "group", "groups") + ", " +
-           std::to_string(b.pinned.size()) + " pinned");
+      note(Note::Info,
+           "body '" + b.name + "': " + std::to_string(b.particle_count()) + " particles, " +
+               std::to_string(b.tets.rows()) + " tets, " +
+               app::counted(static_cast<std::size_t>(b.example_count()), "example", "examples") +
+               ", " + app::counted(static_cast<std::size_t>(b.group_count()), "group", "groups") +
+               ", " + std::to_string(b.pinned.size()) + " pinned");
       for (int g = 0; g < b.group_count(); ++g)
         if (b.examples.condition[static_cast<std::size_t>(g)] > 1e10)
-          note("body '" + b.name + "' group " + std::to_string(g) +
-               ": the examples are (nearly) linearly dependent (cond(LᵀL) = " +
-               std::to_string(b.examples.condition[static_cast<std::size_t>(g)]) +
-               "); the ridge splits the weight between them");
+          note(Note::Warning,
+               "body '" + b.name + "' group " + std::to_string(g) +
+                   ": the examples are (nearly) linearly dependent (cond(LᵀL) = " +
+                   std::to_string(b.examples.condition[static_cast<std::size_t>(g)]) +
+                   "); the ridge splits the weight between them");
     }
   }
   return scene;

@@ -130,7 +130,8 @@ struct SceneConfig {
 void read_scene_config(app::ConfigReader& reader, SceneConfig& config);
 
 /// Called with notes worth a log line (mesh sizes, warnings about dependent examples).
-using NoteCallback = std::function<void(const std::string&)>;
+enum class Note { Info, Warning };
+using NoteCallback = std::function<void(Note, const std::string&)>;
 
 /// Builds the bodies from the files the config names (read_scene_config resolved and checked
 /// them). Throws IoError for unusable files (naming the file and the config key), ConfigError for

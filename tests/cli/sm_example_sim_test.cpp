@@ -88,8 +88,8 @@ TEST_CASE("sm-example-sim: a voxel body from a surface wound inward fills as the
       REQUIRE(at != std::string::npos);
       logs.push_back(r.err.substr(at, r.err.find('\n', at) - at));
       if (file.ends_with("inward.obj"))
-        CHECK(r.err.find("inward.obj: the faces wind inward; filled as turned outward") !=
-              std::string::npos);
+        CHECK(r.err.find("[warning] /bodies/0/mesh: " + file +
+                         ": the faces wind inward; filled as turned outward") != std::string::npos);
     }
   CHECK(logs[2] == logs[0]);  // the same cells, particles and tets
   CHECK(logs[3] == logs[1]);
@@ -355,6 +355,15 @@ TEST_CASE("sm-example-sim: config errors exit 2 and name the key") {
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/bodies/0: body 'cuboid': group 0: the examples are linearly dependent") !=
         std::string::npos);
+  // With the ridge the weight is split between them, with a warning that -q still shows.
+  std::ofstream(dir / "twins_ridge.json")
+      << R"({"frames": 2, "bodies": [{"examples": [{"type": "twist"}, {"type": "twist"}]}]})";
+  r = run_command(kSim + " -q -c " + (dir / "twins_ridge.json").string() + " -o " +
+                  (dir / "x.h5").string());
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.find("[warning] body 'cuboid' group 0: the examples are (nearly) linearly "
+                   "dependent") != std::string::npos);
+  std::filesystem::remove(dir / "x.h5");
   // A voxel body: a bad fill mode and a missing surface file.
   std::ofstream(dir / "a.obj") << "v 0 0 0\n";
   std::ofstream(dir / "voxels.json") << R"({"bodies": [{"mesh": {"type": "voxels", "file": "a.obj",

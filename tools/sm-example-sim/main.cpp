@@ -21,7 +21,10 @@ int main(int argc, char** argv) {
         const auto selection = ctx.frames();
         const auto frames =
             elastic::frames_to_write(config, selection ? &*selection : nullptr, ctx.shard());
-        const auto note = [](const std::string& text) { spdlog::info("{}", text); };
+        const auto note = [](elastic::Note level, const std::string& text) {
+          spdlog::log(level == elastic::Note::Warning ? spdlog::level::warn : spdlog::level::info,
+                      "{}", text);
+        };
         elastic::Scene scene = elastic::build_scene(config, ctx.config_origins(), note);
         const auto out = ctx.output();
         if (ctx.dry_run()) {
