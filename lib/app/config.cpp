@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fstream>
 #include <limits>
+#include <set>
 #include <sstream>
 
 namespace datadyn::app {
@@ -22,6 +23,45 @@ struct ConfigState {
   std::vector<Override> overrides;
   json resolved = json::object();
 };
+
+/// A parser callback that records in `found` the JSON pointer of the first key given twice in
+/// one object (empty: none).
+json::parser_callback_t duplicate_finder(std::string& found) {
+  struct Level {
+    bool array = false;
+    std::size_t index = 0;  // of the next element, in an array
+    std::string key;        // the current key, in an object
+    std::set<std::string> keys;
+  };
+  auto levels = std::make_shared<std::vector<Level>>();
+  return [levels, &found](int /*depth*/, json::parse_event_t event, json& parsed) {
+    auto& l = *levels;
+    const auto pointer = [&] {
+      std::string p;
+      for (const Level& v : l) p += "/" + (v.array ? std::to_string(v.index) : v.key);
+      return p;
+    };
+    switch (event) {
+      case json::parse_event_t::object_start:
+      case json::parse_event_t::array_start:
+        l.push_back({event == json::parse_event_t::array_start, 0, {}, {}});
+        break;
+      case json::parse_event_t::key:
+        l.back().key = parsed.get<std::string>();
+        if (!l.back().keys.insert(l.back().key).second && found.empty()) found = pointer();
+        break;
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        l.pop_back();
+        if (!l.empty() && l.back().array) ++l.back().index;
+        break;
+      case json::parse_event_t::value:
+        if (!l.empty() && l.back().array) ++l.back().index;
+        break;
+    }
+    return true;
+  };
+}
 
 json override_to_json(const std::string& text, bool want_bool, bool want_number, bool want_string,
                       bool want_list) {
@@ -146,7 +186,11 @@ std::string Range::describe(const std::string& noun) const {
 }
 
 std::string json_text(const json& j) {
-  return j.dump();
+  return json_dump(j);
+}
+
+std::string json_dump(const json& j, int indent) {
+  return j.dump(indent, ' ', false, json::error_handler_t::replace);
 }
 
 ConfigReader ConfigReader::from_json(json document, std::string source,
@@ -190,16 +234,41 @@ ConfigReader ConfigReader::load(const std::optional<std::filesystem::path>& file
   }
   std::stringstream buf;
   buf << in.rdbuf();
+  const std::string text = buf.str();
   json doc;
+  std::string duplicate;  // JSON pointer of the first key given twice in one object
   try {
-    doc = json::parse(buf.str(), nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/true);
+    doc = json::parse(text, detail::duplicate_finder(duplicate), /*allow_exceptions=*/true,
+                      /*ignore_comments=*/true);
   } catch (const json::parse_error& e) {
     // nlohmann's message: "[json.exception.parse_error.101] parse error at line 3, column 5: ..."
     std::string what = e.what();
     const std::size_t p = what.find("parse error");
     throw ConfigError(ConfigError::FreeText{}, name, "",
                       "invalid JSON: " + (p == std::string::npos ? what : what.substr(p)));
+  } catch (const json::out_of_range& e) {
+    // "[json.exception.out_of_range.406] number overflow parsing '1e400'": no place given, so
+    // the line of the number's first occurrence is found here.
+    std::string what = e.what();
+    const std::size_t q0 = what.find('\''), q1 = what.rfind('\'');
+    std::string where;
+    if (q0 != std::string::npos && q1 > q0) {
+      const std::size_t at = text.find(what.substr(q0 + 1, q1 - q0 - 1));
+      if (at != std::string::npos)
+        where = " at line " +
+                std::to_string(
+                    1 + std::count(text.begin(), text.begin() + static_cast<long>(at), '\n'));
+    }
+    const std::size_t p = what.find("] ");
+    throw ConfigError(ConfigError::FreeText{}, name, "",
+                      "invalid JSON" + where + ": " +
+                          (p == std::string::npos ? what : what.substr(p + 2)) +
+                          " (beyond a double's range)");
   }
+  // JSON leaves a key given twice to the reader, and the last one silently won.
+  if (!duplicate.empty())
+    throw ConfigError(ConfigError::FreeText{}, name, duplicate,
+                      "key given twice in one object (the first value would be ignored)");
   ConfigReader reader = from_json(std::move(doc), name, sets);
   reader.state_->directory = file->parent_path();
   return reader;

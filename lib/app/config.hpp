@@ -77,6 +77,10 @@ inline Range unit_interval() {
 
 /// JSON text of a value for messages ("-0.1", "\"abc\"", "[1, 2]").
 std::string json_text(const json& j);
+/// JSON text for files, attributes and logs (`indent` as json::dump). It never throws: a string
+/// with bytes that are not UTF-8 (a Latin-1 file name in a command line or config) gets U+FFFD
+/// for them, where json::dump failed the run after its work was done.
+std::string json_dump(const json& j, int indent = -1);
 
 /// Where config values came from, for errors found by checks across keys or after reading:
 /// `origin({"sweep", "scene.l0"})` names the --sets that gave a value at, under or above any of

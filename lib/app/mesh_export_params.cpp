@@ -140,7 +140,7 @@ io::MeshExportParams mesh_export_params(Context& ctx, const MeshExportFlags& fla
   params.dry_run = ctx.dry_run();
   params.config_origin = [ctx](const std::string& key) { return ctx.config_origin(key); };
   provenance = ctx.provenance();
-  provenance.config_json = config.dump();
+  provenance.config_json = json_dump(config);
   return params;
 }
 

@@ -54,7 +54,7 @@ std::string cloth_json(const ClothParams& params) {
   ClothParams copy = params;
   auto reader = app::ConfigReader::from_json(json::object(), "<run>");
   read_cloth_params(reader, copy);
-  return reader.resolved().dump();
+  return app::json_dump(reader.resolved());
 }
 
 ClothParams params_of(const io::SequenceReader& seq, const std::string& file) {
@@ -1321,7 +1321,7 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
           ms(r, "speedup") + " | " + num(r, "bilinear_error") + " |\n";
   md +=
       "\nLoss curves: `" + std::filesystem::path(prefix + ".loss.svg").filename().string() + "`\n";
-  write_text(prefix + ".json", report.dump(2) + "\n");
+  write_text(prefix + ".json", app::json_dump(report, 2) + "\n");
   write_text(prefix + ".md", md);
   write_text(prefix + ".loss.svg", svg_loss_curves(models));
   std::fputs(md.c_str(), stdout);

@@ -127,7 +127,7 @@ std::filesystem::path report_path(const std::string& configured,
 
 void write_json(const std::filesystem::path& path, const json& j) {
   io::AtomicFile file(path);
-  file.write(j.dump(2) + "\n");
+  file.write(app::json_dump(j, 2) + "\n");
   file.commit();
 }
 

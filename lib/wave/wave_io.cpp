@@ -36,6 +36,14 @@ void read_edit_params(app::ConfigReader& r, EditParams& p) {
     g.fail("min", "a list of 2 numbers [x, y] (metres)");
   if (!p.grid_max.empty() && p.grid_max.size() != 2)
     g.fail("max", "a list of 2 numbers [x, y] (metres)");
+  // The grid is the particles' bounds unless both corners are given: one alone was ignored.
+  if (p.grid_min.empty() != p.grid_max.empty()) {
+    const bool min_given = !p.grid_min.empty();
+    g.fail(min_given ? "min" : "max",
+           std::string("grid.") + (min_given ? "max" : "min") +
+               " given too (both corners, or neither for the particles' bounds)",
+           {g.dotted(min_given ? "max" : "min")});
+  }
   ConfigReader d = r.child("density");
   d.get("influence_radius", p.influence_radius, positive());
   d.get("iso_fraction", p.iso_fraction, Range{0.0, 1.0, true, true});
@@ -251,7 +259,7 @@ std::optional<WaveFeatures> load_features(const std::filesystem::path& path, con
     const io::Attributes a = r.attributes("/features");
     const auto it = a.find("key");
     if (it == a.end() || !std::holds_alternative<std::string>(it->second) ||
-        std::get<std::string>(it->second) != key.dump()) {
+        std::get<std::string>(it->second) != app::json_dump(key)) {
       spdlog::info(
           "{}: made for another database or other parameters; computing the features again",
           path.string());
@@ -304,7 +312,7 @@ void store_features(const std::filesystem::path& path, const WaveFeatures& f, co
   w.write_array("/features/heights", io::view(f.heights, {f.simulations, f.frames, f.grid.nx}));
   const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> dist = f.distance;
   w.write_array("/features/distance", io::view(dist));
-  w.set_attribute("/features", "key", key.dump());
+  w.set_attribute("/features", "key", app::json_dump(key));
   w.commit();
 }
 
@@ -514,10 +522,20 @@ void run_wave_edit(const EditParams& p, const EditRun& run) {
     features = std::move(*loaded);
   } else {
     features = compute_features(cache, db, grid, density, iso);
-    if (!run.dry_run) {  // a dry run computes them (seconds) to check the target, and keeps nothing
-      io::Provenance prov = run.provenance;
-      store_features(features_path, features, key, prov);
-      spdlog::info("features stored in {}", features_path.string());
+    // A dry run computes them (seconds) to check the target, and keeps nothing. They are only
+    // a cache: where they cannot be written (a read-only database library) the edit goes on.
+    try {
+      if (run.dry_run) {
+        io::check_writable_directory(features_path);
+      } else {
+        store_features(features_path, features, key, run.provenance);
+        spdlog::info("features stored in {}", features_path.string());
+      }
+    } catch (const IoError& e) {
+      spdlog::warn(
+          "features not stored ({}): every run computes them again; set features to a "
+          "writable path to keep them",
+          e.what());
     }
   }
 
@@ -556,10 +574,9 @@ void run_wave_edit(const EditParams& p, const EditRun& run) {
     }
   }
   if (run.dry_run) {
-    // What the run would write: the report and picture, and the features cache when it is made.
+    // What the run would write besides the cache: the report and the picture.
     io::check_writable_directory(run.report);
     io::check_writable_directory(run.plot);
-    if (!loaded) io::check_writable_directory(features_path);
     std::printf(
         "would edit %zu slices from %zu simulations of %s into %s (%zu x %zu x %zu voxels, %zu "
         "frames)\n",
@@ -627,7 +644,7 @@ void run_wave_edit(const EditParams& p, const EditRun& run) {
   }
   // The report and the picture are written after the cache, so a run that fails (a full disk)
   // leaves neither beside a missing cache.
-  const std::string report_text = report.dump(2) + "\n";
+  const std::string report_text = app::json_dump(report, 2) + "\n";
   const std::string plot_text = selection_svg(
       z, target, chosen_h, greedy_h,
       "target and achieved heights at s = " + std::to_string(p.cross_section).substr(0, 6) +

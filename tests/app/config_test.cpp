@@ -187,7 +187,8 @@ TEST_CASE("config: bad --set values and unknown --set keys") {
         std::string::npos);
 }
 
-TEST_CASE("config: files: missing, syntax errors with line and column") {
+TEST_CASE(
+    "config: files: missing, syntax errors with line and column, numbers and keys JSON allows") {
   test::TempDir dir;
   CHECK_THROWS_WITH_AS(ConfigReader::load(dir / "none.json"),
                        doctest::Contains("none.json: no such file"), ConfigError);
@@ -201,6 +202,23 @@ TEST_CASE("config: files: missing, syntax errors with line and column") {
   std::ofstream(dir / "list.json") << "[1, 2]";
   CHECK_THROWS_WITH_AS(ConfigReader::load(dir / "list.json"),
                        doctest::Contains("expected a JSON object at the top level"), ConfigError);
+  // A number beyond a double: the parser's bare "number overflow" ended the run with exit 1.
+  std::ofstream(dir / "huge.json") << "{\n  \"dt\": 0.1,\n  \"max_speed\": 1e400\n}\n";
+  CHECK_THROWS_WITH_AS(ConfigReader::load(dir / "huge.json"),
+                       doctest::Contains("huge.json: invalid JSON at line 3: number overflow "
+                                         "parsing '1e400' (beyond a double's range)"),
+                       ConfigError);
+  // A key given twice in one object: JSON leaves it to the reader, and the last one won.
+  std::ofstream(dir / "twice.json")
+      << R"({"dt": 0.1, "bodies": [{"name": "a"}, {"name": "b", "alpha": 1, "alpha": 2}],
+             "walls": {"friction": 0.5}, "x": {"friction": 1}})";
+  CHECK_THROWS_WITH_AS(ConfigReader::load(dir / "twice.json"),
+                       doctest::Contains("twice.json: /bodies/1/alpha: key given twice in one "
+                                         "object"),
+                       ConfigError);
+  std::ofstream(dir / "twice_top.json") << R"({"a": [[1, 2], {"b": 1}], "dt": 1, "dt": 2})";
+  CHECK_THROWS_WITH_AS(ConfigReader::load(dir / "twice_top.json"),
+                       doctest::Contains("twice_top.json: /dt: key given twice"), ConfigError);
   std::ofstream(dir / "ok.json") << "{\"dt\": 0.5} // trailing comment\n";
   ConfigReader r = ConfigReader::load(dir / "ok.json");
   Params p;

@@ -849,3 +849,22 @@ TEST_CASE("spring-fit: fit cuts a training sequence at a teleport and fits each 
         std::string::npos);
   CHECK_FALSE(std::filesystem::exists(dir / "none.h5"));
 }
+
+TEST_CASE("spring-fit: file names that are not UTF-8 are kept, not a failure after the work") {
+  // A Latin-1 directory name (legal on Linux) in the command line made the report's JSON throw
+  // "invalid UTF-8 byte" after the springs had replaced the old file: exit 1, no file named.
+  TempDir dir;
+  const auto shot = dir / "shot_caf\xe9";
+  std::filesystem::create_directories(shot);
+  auto r =
+      run_command(kSpringFit + " simulate" + kSmall + " -o '" + (shot / "m.h5").string() + "'");
+  REQUIRE(r.exit_code == 0);
+  r = run_command(kSpringFit + " fit -q --set fit.generations=2 --set fit.iterations=5 -i '" +
+                  (shot / "m.h5").string() + "' -o '" + (shot / "springs.h5").string() + "'");
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  const nlohmann::json report = read_json(shot / "springs.report.json");
+  // The byte that is not UTF-8 is replaced (U+FFFD) in the JSON; the rest of the path is there.
+  CHECK(report["provenance"]["command_line"].get<std::string>().find("shot_caf\xef\xbf\xbd") !=
+        std::string::npos);
+}
