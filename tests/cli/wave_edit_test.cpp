@@ -273,6 +273,12 @@ TEST_CASE("wave-edit: bad databases and bad edits are clear errors that write no
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("--set cross_section: /cross_section: expected a position within the feature "
                    "grid, where the database's water is: [") != std::string::npos);
+  // One corner of the grid alone was ignored (the particles' bounds were used).
+  std::ofstream(dir / "corner.json") << config(R"(, "grid": {"min": [0.5, 0]})");
+  r = edit("corner.json", "", "w.h5");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("corner.json: /grid/min: expected grid.max given too (both corners, or neither "
+                   "for the particles' bounds), got [0.5,0]") != std::string::npos);
   r = edit("edit.json", " --set band=1e308", "w.h5");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/band: expected a number in [1, 100], got 1e+308") != std::string::npos);
