@@ -494,11 +494,16 @@ std::vector<SimulationSummary> write_database(const DatabaseParams& params,
         throw RunError(column_text(spec) + ": " + job.result.message +
                        "; no simulation was completed, " + writer.path().string() +
                        " is left as it was");
+      const std::string kept = "it keeps the " + std::to_string(k) + " simulation" +
+                               (k == 1 ? "" : "s") + " before it (" + sims.front().name +
+                               (k == 1 ? "" : ".." + sims[k - 1].name) + ")";
+      // Said in the file too: a shard cut short merged with the others without a word, and
+      // the merged database looked whole (dd-cache merge warns of an input that says this).
+      writer.set_attribute("/", "incomplete",
+                           spec.name + " failed, and the simulations after it were not run; " + kept);
       writer.commit();
       throw RunError(column_text(spec) + ": " + job.result.message + "; " + writer.path().string() +
-                     " was written: it keeps the " + std::to_string(k) + " simulation" +
-                     (k == 1 ? "" : "s") + " before it (" + sims.front().name +
-                     (k == 1 ? "" : ".." + sims[k - 1].name) + ")");
+                     " was written: " + kept);
     }
     // Write the simulation (this thread only).
     io::SequenceWriter& seq = writer.add_sequence(spec.name, {base.frame_rate, 2});

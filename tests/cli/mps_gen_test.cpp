@@ -228,6 +228,38 @@ TEST_CASE("mps-gen: a failing simulation exits 1 naming it, the finished ones st
   CHECK(cache.sequence("sim_000").frame_count() == 10);
 }
 
+TEST_CASE("mps-gen: a shard cut short says so in its file, and dd-cache merge warns of it") {
+  // Shard 2/2 failed in its second simulation and kept the first; merged with shard 1/2 it gave a
+  // database without sim_002 that looked whole, with exit 0 and no word.
+  TempDir dir;
+  const std::string sweep = "--set sweep.heights=[0.3] --set sweep.velocities=[[0,0],[0.1,0],[30,0]] ";
+  const std::string merge = std::string(DATADYN_BIN_DIR) + "/dd-cache merge -q";
+  auto r = run_command(kMpsGen + kSmall + sweep + "--shard 1/2 -o " + (dir / "a.h5").string());
+  REQUIRE(r.exit_code == 0);
+  r = run_command(kMpsGen + kSmall + sweep + "--shard 2/2 -o " + (dir / "b.h5").string());
+  REQUIRE(r.exit_code == 1);
+  const auto root = datadyn::io::CacheReader(dir / "b.h5").attributes("/");
+  REQUIRE(root.count("incomplete") == 1);
+  CHECK(std::get<std::string>(root.at("incomplete")) ==
+        "sim_002 failed, and the simulations after it were not run; it keeps the 1 simulation "
+        "before it (sim_001)");
+  r = run_command(merge + " -i " + (dir / "a.h5").string() + " -i " + (dir / "b.h5").string() +
+                  " -o " + (dir / "m.h5").string());
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.find("b.h5: /@incomplete: \"sim_002 failed") != std::string::npos);
+  CHECK(r.err.find("m.h5 lacks what that run did not finish") != std::string::npos);
+  // The merged database carries the attribute on.
+  CHECK(datadyn::io::CacheReader(dir / "m.h5").attributes("/").count("incomplete") == 1);
+
+  // Shards of two splits of one run (1/3 with 2/2) cover it by chance: sim_001 is in neither.
+  r = run_command(kMpsGen + kSmall + sweep + "--shard 1/3 -o " + (dir / "c.h5").string());
+  REQUIRE(r.exit_code == 0);
+  r = run_command(merge + " -i " + (dir / "c.h5").string() + " -i " + (dir / "b.h5").string() +
+                  " -o " + (dir / "n.h5").string());
+  CHECK(r.err.find("n.h5: the inputs are shards of different splits (1/3, 2/2)") !=
+        std::string::npos);
+}
+
 TEST_CASE("mps-gen: --dry-run lists the simulations and writes nothing") {
   TempDir dir;
   const auto r =

@@ -3,6 +3,7 @@
 // `merge` joins the outputs of a sharded run into the cache the single run would have written.
 
 #include <cstdio>
+#include <set>
 
 #include <spdlog/spdlog.h>
 
@@ -70,8 +71,30 @@ int main(int argc, char** argv) {
         // A shard of a run split by simulations (mps-gen, cloth-train) leaves no gap in any
         // sequence's frames when it is missing: the command lines name the shards there were.
         std::vector<std::string> lines;
-        for (const auto& in : ctx.inputs())
-          lines.push_back(datadyn::io::CacheReader(in).provenance().command_line);
+        for (const auto& in : ctx.inputs()) {
+          const datadyn::io::CacheReader reader(in);
+          lines.push_back(reader.provenance().command_line);
+          // A run that failed and kept what it finished says so (mps-gen's shard cut short).
+          const auto attributes = reader.attributes("/");
+          if (const auto it = attributes.find("incomplete"); it != attributes.end())
+            spdlog::warn("{}: /@incomplete: {}: {} lacks what that run did not finish", in.string(),
+                         datadyn::io::attribute_string(it->second), out.string());
+        }
+        // Shards of different splits of one run (1/3 with 2/2) cover its work by chance only.
+        std::set<std::string> splits;
+        std::set<int> counts;
+        for (const auto& line : lines)
+          if (const auto s = datadyn::app::command_line_shard(line)) {
+            splits.insert(std::to_string(s->index) + "/" + std::to_string(s->count));
+            counts.insert(s->count);
+          }
+        if (counts.size() > 1) {
+          std::string list;
+          for (const auto& s : splits) list += (list.empty() ? "" : ", ") + s;
+          spdlog::warn("{}: the inputs are shards of different splits ({}): simulations or "
+                       "frames may be missing",
+                       out.string(), list);
+        }
         if (const auto missing = datadyn::app::missing_shards(lines); !missing.empty())
           spdlog::warn(
               "{}: {} not among the inputs (their command lines name --shard): their "
