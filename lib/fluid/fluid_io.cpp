@@ -499,8 +499,9 @@ std::vector<SimulationSummary> write_database(const DatabaseParams& params,
                                (k == 1 ? "" : ".." + sims[k - 1].name) + ")";
       // Said in the file too: a shard cut short merged with the others without a word, and
       // the merged database looked whole (dd-cache merge warns of an input that says this).
-      writer.set_attribute("/", "incomplete",
-                           spec.name + " failed, and the simulations after it were not run; " + kept);
+      writer.set_attribute(
+          "/", "incomplete",
+          spec.name + " failed, and the simulations after it were not run; " + kept);
       writer.commit();
       throw RunError(column_text(spec) + ": " + job.result.message + "; " + writer.path().string() +
                      " was written: " + kept);

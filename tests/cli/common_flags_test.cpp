@@ -357,6 +357,37 @@ TEST_CASE("a second SIGTERM ends a stuck run at once and removes its temporaries
         std::string::npos);
 }
 
+TEST_CASE("dd-cache merge takes more shards than the soft limit of open files") {
+  // 200 shards with `ulimit -n 128` failed at the 125th ("Too many open files"); a farm's 1,024
+  // stops a frame-per-task array of a longer shot. The merge raises the soft limit to the hard
+  // one, and where that is too low says how to merge instead.
+  TempDir dir;
+  const int n = 150;
+  std::string inputs;
+  for (int k = 1; k <= n; ++k) {
+    const auto path = dir / ("p" + std::to_string(k) + ".h5");
+    datadyn::io::CacheWriter w(
+        path, {"fixture 0.1.0",
+               "fixture --shard " + std::to_string(k) + "/" + std::to_string(n) + " -o x.h5", "{}",
+               "2026-01-01T00:00:00Z"});
+    datadyn::Points3 x = datadyn::Points3::Constant(2, 3, k);
+    w.add_sequence("s", {24.0, 3})
+        .append_frame(k, k / 24.0, {{"points/position", datadyn::io::view(x)}});
+    w.commit();
+    inputs += " -i " + path.string();
+  }
+  auto r = run_command("ulimit -Sn 64 && " + kCacheTool + " merge -q" + inputs + " -o " +
+                       (dir / "m.h5").string());
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(datadyn::io::CacheReader(dir / "m.h5").sequence("s").frame_count() == n);
+  r = run_command("ulimit -n 100 && " + kCacheTool + " merge -q" + inputs + " -o " +
+                  (dir / "m2.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("150 shards, but this process may open only 100 files at once (ulimit -Hn): "
+                   "merge them in groups") != std::string::npos);
+}
+
 TEST_CASE("--log-format json writes one JSON object per line") {
   TempDir dir;
   const auto r =

@@ -232,7 +232,8 @@ TEST_CASE("mps-gen: a shard cut short says so in its file, and dd-cache merge wa
   // Shard 2/2 failed in its second simulation and kept the first; merged with shard 1/2 it gave a
   // database without sim_002 that looked whole, with exit 0 and no word.
   TempDir dir;
-  const std::string sweep = "--set sweep.heights=[0.3] --set sweep.velocities=[[0,0],[0.1,0],[30,0]] ";
+  const std::string sweep =
+      "--set sweep.heights=[0.3] --set sweep.velocities=[[0,0],[0.1,0],[30,0]] ";
   const std::string merge = std::string(DATADYN_BIN_DIR) + "/dd-cache merge -q";
   auto r = run_command(kMpsGen + kSmall + sweep + "--shard 1/2 -o " + (dir / "a.h5").string());
   REQUIRE(r.exit_code == 0);

@@ -2,6 +2,9 @@
 // reads every frame of every dataset (exit 1 naming file, dataset and frame on the first fault);
 // `merge` joins the outputs of a sharded run into the cache the single run would have written.
 
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <set>
 
@@ -13,6 +16,28 @@
 #include "io/cache.hpp"
 #include "io/cache_merge.hpp"
 #include "io/cache_summary.hpp"
+
+namespace {
+
+/// The merge holds every shard open at once: it raises the process's soft limit of open files to
+/// the hard one where `inputs` need it (a farm's 1,024 failed a merge of a frame-per-task array
+/// at shard 1,020), and says how to merge where even the hard limit is too low.
+void ensure_open_files(std::size_t inputs) {
+  const rlim_t need = static_cast<rlim_t>(inputs) + 32;  // the output, logs, libraries
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= need) return;
+  const rlim_t can = limit.rlim_max;
+  limit.rlim_cur = std::min(need, can);
+  setrlimit(RLIMIT_NOFILE, &limit);
+  if (can < need)
+    throw datadyn::UsageError(
+        "-i/--input: " + std::to_string(inputs) + " shards, but this process may open only " +
+        std::to_string(can) +
+        " files at once (ulimit -Hn): merge them in groups, then merge the groups' caches (the "
+        "result is the same)");
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using datadyn::app::Context;
@@ -45,6 +70,7 @@ int main(int argc, char** argv) {
         if (ctx.inputs().empty()) throw datadyn::UsageError("-i/--input: give the shards' caches");
         const auto out = ctx.output();
         if (out.empty()) throw datadyn::UsageError("-o/--output: give the merged cache");
+        ensure_open_files(ctx.inputs().size());
         if (ctx.dry_run()) {
           std::size_t sequences = 0;
           for (const auto& in : ctx.inputs())
@@ -91,9 +117,10 @@ int main(int argc, char** argv) {
         if (counts.size() > 1) {
           std::string list;
           for (const auto& s : splits) list += (list.empty() ? "" : ", ") + s;
-          spdlog::warn("{}: the inputs are shards of different splits ({}): simulations or "
-                       "frames may be missing",
-                       out.string(), list);
+          spdlog::warn(
+              "{}: the inputs are shards of different splits ({}): simulations or "
+              "frames may be missing",
+              out.string(), list);
         }
         if (const auto missing = datadyn::app::missing_shards(lines); !missing.empty())
           spdlog::warn(
