@@ -813,6 +813,17 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
   std::size_t n_test = static_cast<std::size_t>(
       std::lround(config.test_fraction * static_cast<double>(seqs.size())));
   if (config.test_fraction > 0 && n_test == 0 && seqs.size() >= 2) n_test = 1;
+  // 0.9 of 4 runs held out all four, and the run failed with "no training pairs".
+  if (n_test >= seqs.size() && !seqs.empty()) {
+    char most[32];
+    std::snprintf(most, sizeof most, "%.3g", (static_cast<double>(seqs.size()) - 0.5) /
+                                                 static_cast<double>(seqs.size()));
+    throw ConfigError(ctx.config_origin("train.test_fraction"), "/train/test_fraction",
+                      "a fraction that leaves a run to train on: " +
+                          app::counted(seqs.size(), "run", "runs") + " given, so below " + most +
+                          " (or 0 to hold none out)",
+                      app::json_text(config.test_fraction));
+  }
   UpscaleModel model;
   model.factor = f;
   model.options = config.features;

@@ -249,6 +249,12 @@ TEST_CASE("cloth-train: simulate, train, upscale and evaluate chain through thei
                   (dir / "eval_all").string());
   CHECK(r.exit_code == 0);
   CHECK(r.err.find("all.h5 held no sequence out of its training") != std::string::npos);
+  // A fraction that holds every run out (0.9 of 3 rounds to 3) named no key: "no training pairs".
+  r = run_command(kTool + " train" + kSmall + " --set train.test_fraction=0.9 -i " + t + " -o " +
+                  (dir / "none.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--set train.test_fraction: /train/test_fraction: expected a fraction that "
+                   "leaves a run to train on: 3 runs given, so below 0.833") != std::string::npos);
 
   // The model where runs belong (an easy slip in a script's -i list): it read as a cache without
   // sequences and gave NaN tables or an empty upscale with exit 0. Each command now names it.
