@@ -106,12 +106,12 @@ Progress::Progress(std::string unit, std::size_t total, bool every_unit)
 }
 
 Progress::~Progress() {
-  if (!finished_ && done_ > 0 && bar_) std::fputc('\n', stderr);
+  if (!finished_ && done_ > base_ && bar_) std::fputc('\n', stderr);
 }
 
 std::string Progress::format_line(const std::string& unit, std::size_t done, std::size_t total,
-                                  double seconds, const std::string& note) {
-  const double per = done ? seconds / static_cast<double>(done) : 0.0;
+                                  double seconds, const std::string& note, std::size_t base) {
+  const double per = done > base ? seconds / static_cast<double>(done - base) : 0.0;
   const int pct =
       total ? static_cast<int>(100.0 * static_cast<double>(done) / static_cast<double>(total))
             : 100;
@@ -128,7 +128,7 @@ bool Progress::should_print(std::size_t done, std::size_t total, double since_la
 
 void Progress::tick(std::size_t n, const std::string& note) {
   check_interrupted();
-  const bool first = done_ == 0;
+  const bool first = done_ == base_;
   done_ += n;
   const auto now = std::chrono::steady_clock::now();
   if (!should_print(first ? 1 : done_, total_,
@@ -137,7 +137,7 @@ void Progress::tick(std::size_t n, const std::string& note) {
     return;
   last_line_ = now;
   const double seconds = std::chrono::duration<double>(now - start_).count();
-  const std::string line = format_line(unit_, done_, total_, seconds, note);
+  const std::string line = format_line(unit_, done_, total_, seconds, note, base_);
   if (bar_) {
     const int width = 30;
     const int filled = total_ ? static_cast<int>(width * done_ / total_) : width;
@@ -154,10 +154,13 @@ void Progress::finish() {
   finished_ = true;
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  if (bar_ && done_ > 0) std::fputc('\n', stderr);
+  if (bar_ && done_ > base_) std::fputc('\n', stderr);
   char buf[64];
   std::snprintf(buf, sizeof buf, " in %.3g s", seconds);
-  spdlog::info("{} {}{}{}", done_, unit_, done_ == 1 ? "" : "s", buf);
+  const std::size_t ran = done_ - base_;
+  spdlog::info(
+      "{} {}{}{}{}", ran, unit_, ran == 1 ? "" : "s", buf,
+      base_ ? " (" + std::to_string(done_) + " of " + std::to_string(total_) + " done)" : "");
 }
 
 ProgressCallback Progress::callback() {

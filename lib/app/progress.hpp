@@ -29,6 +29,9 @@ class Progress {
   void tick(std::size_t n = 1, const std::string& note = "");
   /// Prints the summary line ("100 frames in 12.3 s"); called by the destructor if needed.
   void finish();
+  /// Units done before this process (a resumed training): counted in the line and its percentage,
+  /// not in the rate or the summary. Call before the first tick.
+  void start_at(std::size_t done) { done_ = base_ = done; }
   /// A callback for kernels that forwards to tick (done counts are absolute).
   ProgressCallback callback();
 
@@ -38,12 +41,13 @@ class Progress {
   static bool should_print(std::size_t done, std::size_t total, double since_last, bool verbose);
 
   /// The line for a given state, as printed (for tests).
+  /// `base` units were done before `seconds` started (start_at).
   static std::string format_line(const std::string& unit, std::size_t done, std::size_t total,
-                                 double seconds, const std::string& note);
+                                 double seconds, const std::string& note, std::size_t base = 0);
 
  private:
   std::string unit_;
-  std::size_t total_, done_ = 0;
+  std::size_t total_, done_ = 0, base_ = 0;
   std::chrono::steady_clock::time_point start_, last_line_;
   bool every_unit_ = false, bar_ = false, finished_ = false;
 };

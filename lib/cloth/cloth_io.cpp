@@ -816,13 +816,13 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
   // 0.9 of 4 runs held out all four, and the run failed with "no training pairs".
   if (n_test >= seqs.size() && !seqs.empty()) {
     char most[32];
-    std::snprintf(most, sizeof most, "%.3g", (static_cast<double>(seqs.size()) - 0.5) /
-                                                 static_cast<double>(seqs.size()));
-    throw ConfigError(ctx.config_origin("train.test_fraction"), "/train/test_fraction",
-                      "a fraction that leaves a run to train on: " +
-                          app::counted(seqs.size(), "run", "runs") + " given, so below " + most +
-                          " (or 0 to hold none out)",
-                      app::json_text(config.test_fraction));
+    std::snprintf(most, sizeof most, "%.3g",
+                  (static_cast<double>(seqs.size()) - 0.5) / static_cast<double>(seqs.size()));
+    throw ConfigError(
+        ctx.config_origin("train.test_fraction"), "/train/test_fraction",
+        "a fraction that leaves a run to train on: " + app::counted(seqs.size(), "run", "runs") +
+            " given, so below " + most + " (or 0 to hold none out)",
+        app::json_text(config.test_fraction));
   }
   UpscaleModel model;
   model.factor = f;
@@ -859,14 +859,6 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
                app::counted(model.train_sequences.size(), "sequence", "sequences"), test.size(),
                app::counted(model.test_sequences.size(), "sequence", "sequences"));
   if (train.size() == 0) throw RunError("train: no training pairs (need sequences of >= 3 frames)");
-  if (ctx.dry_run()) {
-    std::string layers = "36";
-    for (const int h : config.train.hidden) layers += "-" + std::to_string(h);
-    std::printf("would train %s-%d on %ld pairs (%ld test) into %s\n", layers.c_str(),
-                3 * (f + 1) * (f + 1), static_cast<long>(train.size()),
-                static_cast<long>(test.size()), out.c_str());
-    return;
-  }
   auto to_model = [&](const learn::TrainResult& r) {
     UpscaleModel m = model;
     m.network = r.network;
@@ -917,8 +909,19 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
                     ", past train.max_epochs = " + std::to_string(config.train.max_epochs));
     spdlog::info("resuming from {} after epoch {}", checkpoint_path.string(), resume->state.epoch);
   }
+  // A dry run checks the checkpoint it would resume from, too (it did not).
+  if (ctx.dry_run()) {
+    std::string layers = "36";
+    for (const int h : config.train.hidden) layers += "-" + std::to_string(h);
+    std::printf("would train %s-%d on %ld pairs (%ld test) into %s\n", layers.c_str(),
+                3 * (f + 1) * (f + 1), static_cast<long>(train.size()),
+                static_cast<long>(test.size()), out.c_str());
+    return;
+  }
   // Every epoch: its line carries the losses.
   app::Progress progress("epoch", static_cast<std::size_t>(config.train.max_epochs), true);
+  // A resumed training goes on counting from its checkpoint's epoch (it counted from 1 again).
+  if (resume) progress.start_at(static_cast<std::size_t>(resume->state.epoch));
   auto result = learn::train_mlp(
       train, test, config.train,
       [&](const learn::EpochReport& e) {

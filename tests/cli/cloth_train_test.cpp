@@ -165,8 +165,12 @@ TEST_CASE("cloth-train: training resumed from its checkpoint ends with the unint
   REQUIRE(std::filesystem::exists(dir / "part.checkpoint.h5"));
   r = run_command(train + " --set train.resume=true --log-level info -o " + part);
   REQUIRE(r.exit_code == 0);
-  // Training from scratch would end with the same model: the log shows it did resume.
+  // Training from scratch would end with the same model: the log shows it did resume, and its
+  // progress goes on from epoch 3 (it counted from 1 again, to "4/4" after two epochs).
   CHECK(r.err.find("after epoch 2") != std::string::npos);
+  CHECK(r.err.find("epoch 3/4 (75%)") != std::string::npos);
+  CHECK(r.err.find("epoch 1/4 (") == std::string::npos);
+  CHECK(r.err.find("2 epochs in ") != std::string::npos);
   datadyn::io::CacheReader whole(dir / "whole.h5"), resumed(part);
   for (int l = 0; l < 4; ++l)
     for (const char* what : {"/weight", "/bias"}) {
@@ -182,10 +186,14 @@ TEST_CASE("cloth-train: training resumed from its checkpoint ends with the unint
   CHECK(r.err.find("checkpoint.h5") != std::string::npos);
   // Other training settings, or a checkpoint already past max_epochs: the model's config would
   // not describe its training (both were resumed silently).
-  r = run_command(train + " --set train.resume=true --set train.learning_rate=1e-3 -o " + part);
-  CHECK(r.exit_code == 1);
-  CHECK(r.err.find("checkpoint.h5: written with other settings (/train/learning_rate differs)") !=
-        std::string::npos);
+  // A dry run checks the checkpoint too (it said "would train").
+  for (const std::string dry : {" --dry-run", ""}) {
+    r = run_command(train + dry + " --set train.resume=true --set train.learning_rate=1e-3 -o " +
+                    part);
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("checkpoint.h5: written with other settings (/train/learning_rate differs)") !=
+          std::string::npos);
+  }
   r = run_command(train + " --set train.resume=true --set train.max_epochs=3 -o " + part);
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("already at epoch 4, past train.max_epochs = 3") != std::string::npos);
