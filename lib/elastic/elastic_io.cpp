@@ -268,7 +268,7 @@ TetMesh body_mesh(const MeshConfig& m, const app::ConfigOrigin& origin, const st
       try {
         mesh = tetrahedralize_surface(surface, o);
       } catch (const IoError& e) {
-        throw IoError(std::string(e.what()) + " (" + where + "/file)");
+        throw IoError(path.string() + ": " + e.what() + " (" + where + "/file)");
       }
       if (note)
         note(Note::Info, where + ": " + path.string() + " tetrahedralised by TetGen (" +
@@ -299,10 +299,26 @@ TetMesh body_mesh(const MeshConfig& m, const app::ConfigOrigin& origin, const st
         char least[32];
         std::snprintf(least, sizeof least, "%.3g",
                       std::cbrt(extent.x() * extent.y() * extent.z() / 1e8));
+        char size[96];
+        std::snprintf(size, sizeof size, "%.3g x %.3g x %.3g m", extent.x(), extent.y(),
+                      extent.z());
         throw ConfigError(origin({where}), where + "/cell_size",
                           "a cell size giving at most 1e8 cells around " + path.string() +
-                              " (>= " + least + " m)",
+                              " (>= " + least + " m for its " + size + " at scale " +
+                              app::json_text(m.scale) +
+                              "; if the file is in other units, set mesh.scale)",
                           app::json_text(m.cell_size));
+      }
+      // A body under two cells across is one block of cells (a 0.5 mm asset in 0.1 m cells, a
+      // file in metres read as centimetres): it ran without a word.
+      if (note && extent.maxCoeff() < 2 * m.cell_size) {
+        char size[256];
+        std::snprintf(size, sizeof size,
+                      "%.3g m across (scale %.3g), less than two cells of %.3g m: it is one "
+                      "block of cells; if the file is in other units set mesh.scale, else a "
+                      "smaller cell_size",
+                      extent.maxCoeff(), m.scale, m.cell_size);
+        note(Note::Warning, where + ": " + path.string() + " is " + size);
       }
       VoxelLatticeSpec spec;
       spec.cell_size = m.cell_size;

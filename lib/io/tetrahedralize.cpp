@@ -34,7 +34,7 @@ std::string approx(double value) {
   return buffer;
 }
 
-const char* const kWhere = "tetrahedralize_surface: ";
+const char* const kWhere = "cannot fill the surface with tetrahedra: ";
 // A million kilometres: far beyond any scene, far below where TetGen's products overflow.
 constexpr double kLargestCoordinate = 1e9;
 

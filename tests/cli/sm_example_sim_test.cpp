@@ -388,6 +388,19 @@ TEST_CASE("sm-example-sim: config errors exit 2 and name the key") {
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/bodies/0/mesh/cell_size: expected a cell size giving at most 1e8 cells") !=
         std::string::npos);
+  // It gives the body's size and points at mesh.scale (the usual cause: the file's units).
+  CHECK(r.err.find("for its 1 x 1 x 1 m at scale 1.0; if the file is in other units, set "
+                   "mesh.scale)") != std::string::npos);
+  // A body under two cells across (a file in millimetres read as metres) runs as one block of
+  // cells: it did so without a word.
+  std::ofstream(dir / "tiny.json") << R"({"frames": 2, "bodies": [{"examples": [],
+             "mesh": {"type": "voxels", "file": "cube.obj", "scale": 0.0005}}]})";
+  r = run_command(kSim + " -q -c " + (dir / "tiny.json").string() + " -o " +
+                  (dir / "x.h5").string());
+  CHECK(r.err.find("[warning] /bodies/0/mesh: " + (dir / "cube.obj").string() +
+                   " is 0.0005 m across (scale 0.0005), less than two cells of 0.1 m") !=
+        std::string::npos);
+  std::filesystem::remove(dir / "x.h5");
   // A file the config names that is not there is a mistake in the config (exit 2), found
   // relative to the config's directory.
   std::ofstream(dir / "voxels.json")
@@ -546,4 +559,21 @@ TEST_CASE(
   }
   // The body moved (fell) between the frames while its texture stayed.
   CHECK((out.v[0] - datadyn::test::read_obj(dir / "box.0001.obj").v[0]).norm() > 1e-3);
+}
+
+TEST_CASE("sm-example-sim: an open OBJ body names the file and the hole, not a function") {
+  // The message began "tetrahedralize_surface: ..." and named the file only at the end.
+  TempDir dir;
+  std::ofstream(dir / "open.obj") << "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\n"
+                                     "v 0 0 1\nv 1 0 1\nv 1 1 1\nv 0 1 1\n"
+                                     "f 1 4 3 2\nf 5 6 7 8\nf 1 2 6 5\nf 2 3 7 6\nf 3 4 8 7\n";
+  const auto r = run_command(kSim + " --frames 1-2 --set bodies.0.examples=[] " +
+                             "--set bodies.0.mesh.type=obj --set bodies.0.mesh.file=" +
+                             (dir / "open.obj").string() + " -o " + (dir / "x.h5").string());
+  CHECK(r.exit_code == 1);
+  CHECK(
+      r.err.find("] " + (dir / "open.obj").string() +
+                 ": cannot fill the surface with tetrahedra: the surface is not closed: edge (") !=
+      std::string::npos);
+  CHECK(r.err.find("(/bodies/0/mesh/file)") != std::string::npos);
 }
