@@ -142,6 +142,25 @@ TEST_CASE("cache merge: shards that overlap or disagree are refused, naming file
   write_run(dir / "p3.h5", "tool", 4, 6, false, "{\"k\":2}");
   m = io_error_message([&] { merge_caches({dir / "p1.h5", dir / "p3.h5"}, dir / "m.h5", same); });
   CHECK(m.find("config_json") != std::string::npos);
+  // A long config differs at a place named with a little text around it, not both in full.
+  std::string big = "{\"scene\":{\"l0\":0.0125,\"pad\":\"" + std::string(300, 'x') + "\"}}";
+  write_run(dir / "p4.h5", "tool", 4, 6, false, big);
+  big.replace(big.find("0.0125"), 6, "0.0250");
+  write_run(dir / "p5.h5", "tool", 1, 3, false, big);
+  m = io_error_message([&] { merge_caches({dir / "p4.h5", dir / "p5.h5"}, dir / "m.h5", same); });
+  INFO(m);
+  CHECK(m.find("attribute config_json differs at character 19 (...{\"scene\":{\"l0\":0.0250,") !=
+        std::string::npos);
+  CHECK(m.size() < 400);
+  // Files of two tools: the generators are compared first.
+  {
+    CacheWriter w(dir / "other.h5", {"other 1.0", "other", "{\"z\":0}", ""});
+    w.commit();
+  }
+  m = io_error_message([&] {
+    merge_caches({dir / "p1.h5", dir / "other.h5"}, dir / "m.h5", same);
+  });
+  CHECK(m.find("attribute generator = \"other 1.0\" differs from") != std::string::npos);
 
   // A damaged input names itself.
   std::ofstream(dir / "bad.h5") << "not a cache";
