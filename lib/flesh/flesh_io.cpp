@@ -619,6 +619,12 @@ void run_apply(app::Context& ctx) {
   for (const auto& in : ctx.inputs()) {
     io::CacheReader cache(in);
     const bool springs = cache.exists("/springs/ks");
+    // A file of neither kind (a cloth model, a wave's features) was called an animation cache.
+    if (!springs && !cache.exists("/sequences/" + c.target_sequence))
+      throw IoError(in.string() + ": neither an animation cache (no /sequences/" +
+                    c.target_sequence +
+                    ") nor a springs cache (no /springs/ks); it was written by " +
+                    cache.provenance().generator);
     auto& slot = springs ? springs_file : anim_file;
     if (slot)  // the later file used to win silently
       throw UsageError("-i/--input: " + slot->string() + " and " + in.string() + " are both " +

@@ -739,3 +739,23 @@ TEST_CASE(
   CHECK(corrector[1]["layer_crossings_per_frame"].get<double>() > 0.0);
   CHECK(corrector[0]["error"].get<double>() != corrector[1]["error"].get<double>());
 }
+
+TEST_CASE("cloth-train: another tool's cache where cloth runs belong is named by its generator") {
+  // An mps-gen database given to train was read as cloth runs ("a target run" where a miniature
+  // belonged, or shapes that did not fit).
+  TempDir dir;
+  const auto db = dir / "db.h5";
+  {
+    datadyn::io::CacheWriter w(db, {"mps-gen 0.1.0", "mps-gen -o db.h5", "{}", ""});
+    datadyn::Points2 x = datadyn::Points2::Zero(4, 2);
+    w.add_sequence("sim_000", {30.0, 2})
+        .append_frame(1, 0.0, {{"points/position", datadyn::io::view(x)}});
+    w.commit();
+  }
+  const auto r = run_command(kTool + " train" + kSmall + " -i " + db.string() + " -o " +
+                             (dir / "m.h5").string());
+  CHECK(r.exit_code == 1);
+  CHECK(
+      r.err.find("db.h5: written by mps-gen 0.1.0, expected target runs (cloth-train simulate)") !=
+      std::string::npos);
+}

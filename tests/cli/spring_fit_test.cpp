@@ -151,6 +151,19 @@ TEST_CASE("spring-fit: simulate, fit on two motions, apply on a held-out one") {
                   (dir / "two.h5").string());
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("are both animation caches") != std::string::npos);
+  // A cache of neither kind (here a springs report's neighbour: a file another tool wrote) was
+  // called an animation cache too.
+  {
+    datadyn::io::CacheWriter w(dir / "other.h5", {"cloth-train train 0.1.0", "", "{}", ""});
+    w.write_array("/model/sizes", datadyn::io::view(std::vector<std::int64_t>{36, 12}));
+    w.commit();
+  }
+  r = run_command(kSpringFit + " apply -q -i " + (dir / "other.h5").string() + " -i " +
+                  (dir / "springs.h5").string() + " -o " + (dir / "two.h5").string());
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("other.h5: neither an animation cache (no /sequences/quasistatic) nor a "
+                   "springs cache (no /springs/ks); it was written by cloth-train train 0.1.0") !=
+        std::string::npos);
   r = run_command(kSpringFit + " apply -q -i " + (dir / "shake.h5").string() + " -i " +
                   (dir / "springs.h5").string() + " -o " + (dir / "shake.h5").string());
   CHECK(r.exit_code == 2);
