@@ -17,6 +17,25 @@ namespace {
 
 LogFormat g_format = LogFormat::Text;
 
+/// `{"time": ..., "level": ..., "tool": ..., "message": ...}` and a newline.
+std::string json_log_line(const std::string& tool, const std::string& level,
+                          const std::string& message, std::chrono::system_clock::time_point time) {
+  const auto t = std::chrono::system_clock::to_time_t(time);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(time.time_since_epoch()).count() % 1000;
+  char stamp[80];
+  std::snprintf(stamp, sizeof stamp, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
+  nlohmann::json j;
+  j["time"] = stamp;
+  j["level"] = level;
+  j["tool"] = tool;
+  j["message"] = message;
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
 /// One JSON object per line on stderr, flushed per message.
 class JsonLinesSink : public spdlog::sinks::base_sink<std::mutex> {
  public:
@@ -24,24 +43,10 @@ class JsonLinesSink : public spdlog::sinks::base_sink<std::mutex> {
 
  protected:
   void sink_it_(const spdlog::details::log_msg& msg) override {
-    const auto t = std::chrono::system_clock::to_time_t(msg.time);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    const auto ms =
-        std::chrono::duration_cast<std::chrono::milliseconds>(msg.time.time_since_epoch()).count() %
-        1000;
-    char stamp[80];
-    std::snprintf(stamp, sizeof stamp, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                  static_cast<int>(ms));
-    nlohmann::json j;
-    j["time"] = stamp;
-    j["level"] = std::string(spdlog::level::to_string_view(msg.level).data(),
-                             spdlog::level::to_string_view(msg.level).size());
-    j["tool"] = tool_;
-    j["message"] = std::string(msg.payload.data(), msg.payload.size());
+    const auto level = spdlog::level::to_string_view(msg.level);
     const std::string line =
-        j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+        json_log_line(tool_, std::string(level.data(), level.size()),
+                      std::string(msg.payload.data(), msg.payload.size()), msg.time);
     std::fwrite(line.data(), 1, line.size(), stderr);
     std::fflush(stderr);
   }
@@ -52,6 +57,14 @@ class JsonLinesSink : public spdlog::sinks::base_sink<std::mutex> {
 };
 
 }  // namespace
+
+void log_early_error(const std::string& tool, const std::string& message, bool json) {
+  const std::string line =
+      json ? json_log_line(tool, "error", message, std::chrono::system_clock::now())
+           : tool + ": " + message + "\n";
+  std::fwrite(line.data(), 1, line.size(), stderr);
+  std::fflush(stderr);
+}
 
 void setup_logging(const std::string& tool, const std::string& level, const std::string& format) {
   const auto lvl = spdlog::level::from_str(level);

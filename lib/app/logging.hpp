@@ -19,4 +19,8 @@ void setup_logging(const std::string& tool, const std::string& level, const std:
 /// The format chosen by the last setup_logging call.
 LogFormat log_format();
 
+/// An error found before the logger exists (the command line itself): "tool: message", or a
+/// JSON line like the logger's when `json` (--log-format json was among the arguments).
+void log_early_error(const std::string& tool, const std::string& message, bool json);
+
 }  // namespace datadyn::app

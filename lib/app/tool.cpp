@@ -13,6 +13,7 @@
 #include <optional>
 #include <set>
 #include <stdexcept>
+#include <string_view>
 #include <thread>
 #include <utility>
 
@@ -452,15 +453,28 @@ int Tool::run(int argc, char** argv) {
   std::vector<std::string> commands;
   for (const auto& e : entries_)
     if (!e->command.empty()) commands.push_back(e->command);
+  // Errors in the command line come before the logger: with --log-format json they are JSON
+  // lines too, so that a farm's log collector sees them (they were plain text).
+  bool json = false;
+  for (int i = 1; i < argc; ++i)
+    json |= std::string_view(argv[i]) == "--log-format=json" ||
+            (std::string_view(argv[i]) == "--log-format" && i + 1 < argc &&
+             std::string_view(argv[i + 1]) == "json");
   if (!commands.empty() && argc > 1 && argv[1][0] != '-' &&
       std::find(commands.begin(), commands.end(), argv[1]) == commands.end()) {
-    std::fprintf(stderr, "%s: unknown command \"%s\"%s\n", name_.c_str(), argv[1],
-                 nearest_of(argv[1], commands, "commands").c_str());
+    log_early_error(name_,
+                    "unknown command \"" + std::string(argv[1]) + "\"" +
+                        nearest_of(argv[1], commands, "commands"),
+                    json);
     return 2;
   }
   try {
     app_.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (json && e.get_exit_code() != 0) {
+      log_early_error(name_, e.what(), true);
+      return 2;
+    }
     const int code = app_.exit(e);
     return code == 0 ? 0 : 2;  // CLI11 uses 100+ for parse errors; our contract says 2
   }
@@ -468,7 +482,7 @@ int Tool::run(int argc, char** argv) {
   for (auto& e : entries_)
     if (e->command.empty() || e->app->parsed()) chosen = e.get();
   if (!chosen) {
-    std::fprintf(stderr, "%s: expected a subcommand (see --help)\n", name_.c_str());
+    log_early_error(name_, "expected a subcommand (see --help)", json);
     return 2;
   }
   const CommonOptions& o = chosen->options;
@@ -479,7 +493,7 @@ int Tool::run(int argc, char** argv) {
       level = o.quiet ? "warn" : o.verbose >= 2 ? "trace" : o.verbose == 1 ? "debug" : "info";
     setup_logging(name_, level, o.log_format);
   } catch (const Error& e) {
-    std::fprintf(stderr, "%s: %s\n", name_.c_str(), e.what());
+    log_early_error(name_, e.what(), json && o.log_format == "json");
     return 2;
   }
   install_interrupt_handlers();

@@ -406,6 +406,25 @@ TEST_CASE("--log-format json writes one JSON object per line") {
   }
   CHECK(count >= 4);
   CHECK(progress_lines == 3);  // at -v one flushed progress line per frame
+  // Errors in the command line itself, found before the logger exists, are JSON lines too
+  // (they were plain text, which a log collector expecting JSON could not parse).
+  for (const std::string bad :
+       {" --no-such-flag", " --threads abc", " --log-level loud", " --frames 5-1 --dry-run"}) {
+    const auto e = run_command(kFixture + " --log-format json" + bad);
+    INFO(bad << ": " << e.err);
+    CHECK(e.exit_code == 2);
+    std::istringstream err(e.err);
+    int errors = 0;
+    while (std::getline(err, line)) {
+      const auto j = nlohmann::json::parse(line);
+      errors += j["level"] == "error";
+    }
+    CHECK(errors == 1);
+  }
+  const auto e = run_command(kCacheTool + " nonsense --log-format=json");
+  CHECK(e.exit_code == 2);
+  CHECK(nlohmann::json::parse(e.err)["message"].get<std::string>().find(
+            "unknown command \"nonsense\"") == 0);
 }
 
 TEST_CASE("the same inputs give the same bytes for any thread count") {
