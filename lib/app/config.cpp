@@ -38,7 +38,13 @@ json::parser_callback_t duplicate_finder(std::string& found) {
     auto& l = *levels;
     const auto pointer = [&] {
       std::string p;
-      for (const Level& v : l) p += "/" + (v.array ? std::to_string(v.index) : v.key);
+      for (const Level& v : l) {
+        std::string part = v.array ? std::to_string(v.index) : v.key;
+        // RFC 6901: "~" and "/" in a key are written "~0" and "~1".
+        for (std::size_t at = 0; (at = part.find_first_of("~/", at)) != std::string::npos; at += 2)
+          part.replace(at, 1, part[at] == '~' ? "~0" : "~1");
+        p += "/" + part;
+      }
       return p;
     };
     switch (event) {
@@ -299,12 +305,12 @@ std::string ConfigOrigin::operator()(const std::vector<std::string>& keys) const
     dotted.push_back(std::move(key));
   }
   std::string named;
+  std::set<std::string> done;  // a key set twice is named once
   for (const std::string& set : set_keys_) {
     bool related = false;
     for (const std::string& key : dotted) related |= within(set, key) || within(key, set);
-    const std::string text = "--set " + set;
-    if (related && named.find(text) == std::string::npos)
-      named += (named.empty() ? "" : ", ") + text;
+    if (related && done.insert(set).second)
+      named += std::string(named.empty() ? "" : ", ") + "--set " + set;
   }
   return named.empty() ? source_ : named;
 }

@@ -138,7 +138,12 @@ io::MeshExportParams mesh_export_params(Context& ctx, const MeshExportFlags& fla
   params.shard_index = shard.index;
   params.shard_count = shard.count;
   params.dry_run = ctx.dry_run();
-  params.config_origin = [ctx](const std::string& key) { return ctx.config_origin(key); };
+  params.config_origin = [ctx](const std::string& keys) {
+    std::vector<std::string> list;
+    std::istringstream words(keys);
+    for (std::string key; words >> key;) list.push_back(key);
+    return ctx.config_origins()(list);
+  };
   provenance = ctx.provenance();
   provenance.config_json = json_dump(config);
   return params;

@@ -64,7 +64,8 @@ void read_mesh(ConfigReader& r, MeshConfig& m) {
       r.get("segments", m.segments, app::at_least(3));
       r.get("layers", m.layers, app::at_least(1));
       if ((1.0 + static_cast<double>(m.rings) * m.segments) * (m.layers + 1.0) > kMaxParticles)
-        r.fail("layers", "at most 1e7 particles ((1 + rings segments) (layers + 1))");
+        r.fail("layers", "at most 1e7 particles ((1 + rings segments) (layers + 1))",
+               {r.dotted("rings"), r.dotted("segments")});
       r.get("base", m.base);
       break;
     case MeshKind::TetGen:

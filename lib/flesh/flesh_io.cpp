@@ -279,9 +279,11 @@ void read_simulate_config(ConfigReader& r, SimulateConfig& c) {
   b.get("max_tet_volume", c.mesh.max_tet_volume, non_negative());
   const FleshSimulationParams& p = c.sim;
   if (c.sim.motion.kind == "skin" && c.mesh.file.empty())
-    b.fail("mesh", "a rigged mesh file (glTF, FBX, Collada, ...) for motion.kind \"skin\"");
+    b.fail("mesh", "a rigged mesh file (glTF, FBX, Collada, ...) for motion.kind \"skin\"",
+           {m.dotted("kind")});
   if (!c.mesh.file.empty() && c.sim.motion.kind != "skin")
-    m.fail("kind", "\"skin\" with body.mesh (the mesh moves by its own animation)");
+    m.fail("kind", "\"skin\" with body.mesh (the mesh moves by its own animation)",
+           {b.dotted("mesh")});
   if (c.mesh.file.empty()) {
     if (p.pin_radius >= p.radius)
       b.fail("pin_radius", "a number < body.radius", {b.dotted("radius")});
@@ -295,9 +297,10 @@ void read_simulate_config(ConfigReader& r, SimulateConfig& c) {
              {b.dotted("radius"), b.dotted("rings")});
   }
   if (!c.motion_file.file.empty() && c.sim.motion.kind != "bvh")
-    m.fail("kind", "\"bvh\" with motion.file (the chain moves by the capture)");
+    m.fail("kind", "\"bvh\" with motion.file (the chain moves by the capture)", {m.dotted("file")});
   if (c.sim.motion.kind == "bvh") {
-    if (c.motion_file.file.empty()) m.fail("file", "a motion file (BVH) for kind \"bvh\"");
+    if (c.motion_file.file.empty())
+      m.fail("file", "a motion file (BVH) for kind \"bvh\"", {m.dotted("kind")});
     if (c.motion_file.joints.size() != c.sim.chain.lengths.size())
       m.fail("joints",
              "one joint name per bone (" + std::to_string(c.sim.chain.lengths.size()) +

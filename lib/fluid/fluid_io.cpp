@@ -130,7 +130,8 @@ void read_tank(ConfigReader& r, TankShape& t) {
   t.obstacles = std::move(obstacles);
   // Name the key the fault is in: an obstacle's, or the tank's own vertices.
   if (const std::string e = tank_shape_error(t); !e.empty())
-    r.fail(e.rfind("obstacle", 0) == 0 ? "obstacles" : "vertices", "a valid tank (" + e + ")");
+    r.fail(e.rfind("obstacle", 0) == 0 ? "obstacles" : "vertices", "a valid tank (" + e + ")",
+           {r.dotted("vertices"), r.dotted("obstacles")});
 }
 
 void read_column(ConfigReader& r, WaterColumn& c) {

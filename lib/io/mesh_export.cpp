@@ -760,7 +760,10 @@ MeshExportResult export_cache(const MeshExportParams& params, const Provenance& 
         band = params.level_set.half_width * job.voxel_size;
       }
       if (!(std::abs(params.meshing.iso_value) < band))
-        throw ConfigError(ConfigError::FreeText{}, params.config_origin("meshing.iso_value"),
+        throw ConfigError(ConfigError::FreeText{},
+                          params.config_origin(source == ExportSource::Grid
+                                                   ? "meshing.iso_value"
+                                                   : "meshing.iso_value level_set.half_width"),
                           "/meshing/iso_value",
                           "expected a value inside the level set's narrow band, |iso_value| < " +
                               std::to_string(band) + " m, got " +

@@ -84,7 +84,8 @@ void read_edit_params(app::ConfigReader& r, EditParams& p) {
   r.get_enum("method", p.method,
              {{"optimal", SelectionMethod::Optimal}, {"greedy", SelectionMethod::Greedy}});
   if (p.method == SelectionMethod::Greedy && p.fixed.empty())
-    r.fail("fixed", "at least one fixed slice for the greedy method (eq. 8 grows outward from it)");
+    r.fail("fixed", "at least one fixed slice for the greedy method (eq. 8 grows outward from it)",
+           {r.dotted("method")});
   ConfigReader a = r.child("align_time");
   a.get("enabled", p.align_time);
   a.get("arrival_fraction", p.arrival_fraction, Range{0.0, 1.0, true, true});
@@ -463,6 +464,15 @@ void run_wave_edit(const EditParams& p, const EditRun& run) {
                           std::to_string(grid.nx) + " x " + std::to_string(grid.ny) +
                           " grid points a layer)",
                       app::json_text(json(p.slice_spacing)));
+  // Beyond the feature grid every height is its edge's: the range would be that of no water.
+  const double x_first = grid.origin.x(),
+               x_last = grid.origin.x() + grid.spacing * static_cast<double>(grid.nx - 1);
+  if (!(p.cross_section >= x_first && p.cross_section <= x_last))
+    throw ConfigError(run.origin({"cross_section"}), "/cross_section",
+                      "a position within the feature grid, where the database's water is: [" +
+                          app::json_text(json(x_first)) + ", " + app::json_text(json(x_last)) +
+                          "] m",
+                      app::json_text(json(p.cross_section)));
   const double l0 = db.l0 > 0 ? db.l0 : grid.spacing;
   DensityParams density{p.influence_radius * l0, 0.25};
   const double iso =
@@ -539,15 +549,6 @@ void run_wave_edit(const EditParams& p, const EditRun& run) {
     }
   }
 
-  // Beyond the feature grid every height is its edge's: the range would be that of no water.
-  const double x_first = grid.origin.x(),
-               x_last = grid.origin.x() + grid.spacing * static_cast<double>(grid.nx - 1);
-  if (!(p.cross_section >= x_first && p.cross_section <= x_last))
-    throw ConfigError(run.origin({"cross_section"}), "/cross_section",
-                      "a position within the feature grid, where the database's water is: [" +
-                          app::json_text(json(x_first)) + ", " + app::json_text(json(x_last)) +
-                          "] m",
-                      app::json_text(json(p.cross_section)));
   SelectionProblem problem;
   problem.heights = Eigen::VectorXd(static_cast<Eigen::Index>(db.names.size()));
   for (std::size_t n = 0; n < db.names.size(); ++n)

@@ -216,6 +216,10 @@ TEST_CASE(
                        doctest::Contains("twice.json: /bodies/1/alpha: key given twice in one "
                                          "object"),
                        ConfigError);
+  std::ofstream(dir / "twice_slash.json") << R"({"a/b~c": 1, "a/b~c": 2})";
+  CHECK_THROWS_WITH_AS(ConfigReader::load(dir / "twice_slash.json"),
+                       doctest::Contains("twice_slash.json: /a~1b~0c: key given twice"),
+                       ConfigError);
   std::ofstream(dir / "twice_top.json") << R"({"a": [[1, 2], {"b": 1}], "dt": 1, "dt": 2})";
   CHECK_THROWS_WITH_AS(ConfigReader::load(dir / "twice_top.json"),
                        doctest::Contains("twice_top.json: /dt: key given twice"), ConfigError);
@@ -331,6 +335,10 @@ TEST_CASE("config: a check across keys names the --set that gave one of them") {
   CHECK(origin({"solver.dt"}) == "c.json");
   CHECK(origin({"a.b", "scene.l0", "sweep"}) == "--set sweep.heights, --set scene, --set a.b.c");
   CHECK(datadyn::app::ConfigOrigin()({"x"}) == "<defaults>");
+  // A --set whose key is a prefix of another's text is named too (the names were matched as
+  // substrings of what was already said).
+  const datadyn::app::ConfigOrigin dt("c.json", {"solver.dt_min=0.01", "solver.dt=0.001"});
+  CHECK(dt({"solver.dt_min", "solver.dt"}) == "--set solver.dt_min, --set solver.dt");
 
   ConfigReader r = ConfigReader::from_json(json::parse(R"({"fit": {"ks_max": 5}})"), "c.json",
                                            {"fit.ks_min=10"});
