@@ -85,8 +85,9 @@ void install_interrupt_handlers() {
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
   // A reader of the log that went away (`tool ... 2>&1 | head`) ended the process at the next
-  // line it wrote, and left its temporary file behind: it stops the run like SIGTERM now.
-  std::signal(SIGPIPE, on_signal);
+  // line it wrote, and left its temporary file behind. The run goes on to its end instead: the
+  // log lines are lost, the outputs are whole (and stdout's reader going away is no error).
+  std::signal(SIGPIPE, SIG_IGN);
 }
 
 void check_interrupted() {

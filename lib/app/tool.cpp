@@ -3,6 +3,7 @@
 #include <tbb/global_control.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -574,10 +575,13 @@ int Tool::run(int argc, char** argv) {
   }
   // What the run printed (--print-config, a listing, a dry run's files) must have reached
   // stdout: `--print-config > scene.json` on a full disk left an empty file with exit 0.
+  // A reader that went away on purpose (`| head -1`) is not a failure.
   if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
     const int err = errno;
-    spdlog::error("stdout: cannot write what the run printed: {}", std::strerror(err));
-    if (code == 0) code = 1;
+    if (err != EPIPE) {
+      spdlog::error("stdout: cannot write what the run printed: {}", std::strerror(err));
+      if (code == 0) code = 1;
+    }
   }
   const std::string line = committed_line(
       io::take_committed(),

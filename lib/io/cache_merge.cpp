@@ -18,12 +18,13 @@ namespace datadyn::io {
 
 namespace {
 
-/// "= a differs from" for short values; for long ones (a config's JSON) the first place they
-/// differ, with a little text around it: "differs at character 212 (...l0\":0.0125... against
-/// ...l0\":0.025...) from".
-std::string difference(const AttributeValue& a, const AttributeValue& b) {
+/// "= a differs from f's b" for short values; for long ones (a config's JSON) the first place
+/// they differ, with a little text around it: "differs at character 212 (...l0\":0.0125...
+/// against ...l0\":0.025...) from f's".
+std::string difference(const AttributeValue& a, const AttributeValue& b,
+                       const std::string& b_file) {
   if (attribute_string(a).size() + attribute_string(b).size() <= 160)
-    return "= " + attribute_string(a) + " differs from";
+    return "= " + attribute_string(a) + " differs from " + b_file + "'s " + attribute_string(b);
   const auto text = [](const AttributeValue& v) {
     return std::holds_alternative<std::string>(v) ? std::get<std::string>(v) : attribute_string(v);
   };
@@ -32,7 +33,7 @@ std::string difference(const AttributeValue& a, const AttributeValue& b) {
   while (at < x.size() && at < y.size() && x[at] == y[at]) ++at;
   const std::size_t from = at > 30 ? at - 30 : 0;
   return "differs at character " + std::to_string(at + 1) + " (..." + x.substr(from, 60) +
-         "... against ..." + y.substr(from, 60) + "...) from";
+         "... against ..." + y.substr(from, 60) + "...) from " + b_file + "'s";
 }
 
 using h5::Handle;
@@ -110,9 +111,14 @@ struct Merger {
         auto it = seen.find(a);
         if (it == seen.end()) {
           seen.emplace(a, std::make_pair(std::move(v), s.input));
+        } else if (path == "/" && a == "incomplete") {
+          // Each shard a failed run kept says what it lacks: the merge says all of it.
+          if (!(it->second.first == v))
+            it->second.first =
+                std::get<std::string>(it->second.first) + "; " + std::get<std::string>(v);
         } else if (!(it->second.first == v)) {
           throw IoError(name(s.input) + ": " + path + ": attribute " + a + " " +
-                        difference(v, it->second.first) + " " + name(it->second.second) + "'s" +
+                        difference(v, it->second.first, name(it->second.second)) +
                         " (shards of one run agree on everything but their frames)");
         }
       }

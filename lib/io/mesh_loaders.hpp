@@ -19,11 +19,13 @@ enum class ObjTexture { Ignore, Read };
 /// ignored); `vt u [v [w]]` lines give texture coordinates (v = 0 when missing, w ignored; within
 /// float32's range); `f` lines give polygons with corners `v`, `v/vt`, `v/vt/vn` or `v//vn`,
 /// 1-based, or negative = relative to the last vertex (texture coordinate) read so far (-1 is
-/// the last). Polygons with more than three corners are fan-triangulated from their first
-/// corner: (c0, c_i, c_i+1). `#` starts a comment; a line ending in `\` continues on the next
-/// line; vn, o, g, s, usemtl, mtllib, l, p and any other statement are ignored (as Blender and
-/// Houdini do), and so are vt lines and the vt of a corner (but for its syntax) with
-/// ObjTexture::Ignore. Positive face indices may refer to vertices defined later in the file.
+/// the last). Polygons with more than three corners are cut into triangles: a convex one as a fan
+/// from its first corner, (c0, c_i, c_i+1), a concave one by ear clipping in its plane; the
+/// polygons as given are kept in SurfaceMesh::polygons. `#` starts a comment; a line ending in `\`
+/// continues on the next line; vn, o, g, s, usemtl, mtllib, l, p and any other statement are
+/// ignored (as Blender and Houdini do), and so are vt lines and the vt of a corner (but for its
+/// syntax) with ObjTexture::Ignore. Positive face indices may refer to vertices defined later in
+/// the file.
 /// @return #V vertices and #T triangles, in file order, winding kept as in the file; with
 ///   ObjTexture::Read the `vt` values and every triangle corner's index into them when some
 ///   corner has one (a corner without one gets (0, 0), an extra last row, as Blender's importer

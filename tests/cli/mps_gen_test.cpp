@@ -259,6 +259,25 @@ TEST_CASE("mps-gen: a shard cut short says so in its file, and dd-cache merge wa
                   " -o " + (dir / "n.h5").string());
   CHECK(r.err.find("n.h5: the inputs are shards of different splits (1/3, 2/2)") !=
         std::string::npos);
+
+  // Two shards cut short: each says what it lacks, and the merge says both (it refused them as
+  // shards that disagree).
+  const std::string twice =
+      "--set sweep.heights=[0.3] --set sweep.velocities=[[0,0],[30,0],[0.1,0],[30,0]] ";
+  for (const char* k : {"1", "2"}) {
+    r = run_command(kMpsGen + kSmall + twice + "--shard " + k + "/2 -o " +
+                    (dir / ("t" + std::string(k) + ".h5")).string());
+    REQUIRE(r.exit_code == 1);
+  }
+  r = run_command(merge + " -i " + (dir / "t1.h5").string() + " -i " + (dir / "t2.h5").string() +
+                  " -o " + (dir / "t.h5").string());
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(std::get<std::string>(
+            datadyn::io::CacheReader(dir / "t.h5").attributes("/").at("incomplete")) ==
+        "sim_001 failed, and the simulations after it were not run; it keeps the 1 simulation "
+        "before it (sim_000); sim_003 failed, and the simulations after it were not run; it "
+        "keeps the 1 simulation before it (sim_002)");
 }
 
 TEST_CASE("mps-gen: --dry-run lists the simulations and writes nothing") {

@@ -160,7 +160,8 @@ TEST_CASE("cache merge: shards that overlap or disagree are refused, naming file
   m = io_error_message([&] {
     merge_caches({dir / "p1.h5", dir / "other.h5"}, dir / "m.h5", same);
   });
-  CHECK(m.find("attribute generator = \"other 1.0\" differs from") != std::string::npos);
+  CHECK(m.find("attribute generator = \"other 1.0\" differs from " + (dir / "p1.h5").string() +
+               "'s \"tool 1.0\"") != std::string::npos);
 
   // A damaged input names itself.
   std::ofstream(dir / "bad.h5") << "not a cache";

@@ -23,7 +23,7 @@ namespace {
 /// the hard one where `inputs` need it (a farm's 1,024 failed a merge of a frame-per-task array
 /// at shard 1,020), and says how to merge where even the hard limit is too low.
 void ensure_open_files(std::size_t inputs) {
-  const rlim_t need = static_cast<rlim_t>(inputs) + 32;  // the output, logs, libraries
+  const rlim_t need = static_cast<rlim_t>(inputs) + 8;  // stdio, the output, the libraries
   rlimit limit{};
   if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= need) return;
   const rlim_t can = limit.rlim_max;
