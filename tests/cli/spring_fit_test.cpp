@@ -881,3 +881,13 @@ TEST_CASE("spring-fit: file names that are not UTF-8 are kept, not a failure aft
   CHECK(report["provenance"]["command_line"].get<std::string>().find("shot_caf\xef\xbf\xbd") !=
         std::string::npos);
 }
+
+TEST_CASE("spring-fit: a check across keys names the --set that broke it") {
+  // motion.kind skin without body.mesh was blamed on "<defaults>: /body/mesh".
+  TempDir dir;
+  const auto r =
+      run_command(kSpringFit + " simulate -q --set motion.kind=skin -o " + (dir / "x.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--set motion.kind: /body/mesh: expected a rigged mesh file") !=
+        std::string::npos);
+}
