@@ -23,7 +23,12 @@ std::string last_error() {
       },
       &messages);
   H5Eclear2(H5E_DEFAULT);
-  return messages.empty() ? std::string() : messages.back();
+  if (messages.empty()) return {};
+  // One log line an error: HDF5's write failure carries a ctime() stamp that ends in a newline
+  // ("time = Mon Nov 30 23:02:17 2026\n, filename = ...").
+  std::string text = messages.back();
+  for (std::size_t at = 0; (at = text.find('\n', at)) != std::string::npos;) text.erase(at, 1);
+  return text;
 }
 
 Handle check_id(hid_t id, Handle::Closer closer, const std::string& what) {

@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <thread>
@@ -230,6 +231,8 @@ TEST_CASE("a full disk exits 1 naming the file and the cause, and leaves no file
   CHECK(r.exit_code == 1);
   CHECK(r.err.find(out.string() + ": ") != std::string::npos);
   CHECK(r.err.find("File too large") != std::string::npos);
+  // One line for the error: HDF5's message held a time stamp ending in a newline.
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
   CHECK(std::filesystem::is_empty(dir.path()));
 }
 
