@@ -21,6 +21,7 @@ struct ConfigState {
     bool used = false;
   };
   std::vector<Override> overrides;
+  std::vector<std::string> sets;  // as given, for ConfigOrigin
   json resolved = json::object();
 };
 
@@ -206,6 +207,7 @@ ConfigReader ConfigReader::from_json(json document, std::string source,
     throw ConfigError(source, "/", "a JSON object at the top level", json_text(document));
   state->doc = std::move(document);
   state->source = std::move(source);
+  state->sets = sets;
   for (const std::string& s : sets) {
     const std::size_t eq = s.find('=');
     if (eq == std::string::npos || eq == 0) {
@@ -316,9 +318,7 @@ std::string ConfigOrigin::operator()(const std::vector<std::string>& keys) const
 }
 
 ConfigOrigin ConfigReader::origins() const {
-  std::vector<std::string> sets;
-  for (const auto& o : state_->overrides) sets.push_back(o.origin.substr(6));  // "--set a.b"
-  return ConfigOrigin(state_->source, sets);
+  return ConfigOrigin(state_->source, state_->sets);
 }
 
 std::string ConfigReader::dotted(const std::string& key) const {

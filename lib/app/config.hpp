@@ -92,7 +92,6 @@ class ConfigOrigin {
   /// `sets`: the --set arguments as given ("a.b=value").
   ConfigOrigin(std::string source, const std::vector<std::string>& sets);
   std::string operator()(const std::vector<std::string>& keys) const;
-  const std::string& source() const { return source_; }
 
  private:
   std::string source_ = "<defaults>";

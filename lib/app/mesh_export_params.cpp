@@ -138,11 +138,8 @@ io::MeshExportParams mesh_export_params(Context& ctx, const MeshExportFlags& fla
   params.shard_index = shard.index;
   params.shard_count = shard.count;
   params.dry_run = ctx.dry_run();
-  params.config_origin = [ctx](const std::string& keys) {
-    std::vector<std::string> list;
-    std::istringstream words(keys);
-    for (std::string key; words >> key;) list.push_back(key);
-    return ctx.config_origins()(list);
+  params.config_origin = [origins = ctx.config_origins()](const std::vector<std::string>& keys) {
+    return origins(keys);
   };
   provenance = ctx.provenance();
   provenance.config_json = json_dump(config);

@@ -234,6 +234,20 @@ std::string missing_shards(const std::vector<std::string>& command_lines) {
          " and more)";
 }
 
+std::string mixed_shard_splits(const std::vector<std::string>& command_lines) {
+  std::set<std::string> splits;
+  std::set<int> counts;
+  for (const auto& line : command_lines)
+    if (const auto s = command_line_shard(line)) {
+      splits.insert(std::to_string(s->index) + "/" + std::to_string(s->count));
+      counts.insert(s->count);
+    }
+  std::string list;
+  if (counts.size() > 1)
+    for (const auto& s : splits) list += (list.empty() ? "" : ", ") + s;
+  return list;
+}
+
 // ------------------------------------------------------------------------------------------------
 // Context
 

@@ -207,4 +207,8 @@ std::optional<Shard> command_line_shard(const std::string& command_line);
 /// complete, when one has no --shard, or when their N differ.
 std::string missing_shards(const std::vector<std::string>& command_lines);
 
+/// The `K/N` of each command line ("1/3, 2/2") when they name shards of more than one N (splits
+/// of one run that cover it by chance only), else empty.
+std::string mixed_shard_splits(const std::vector<std::string>& command_lines);
+
 }  // namespace datadyn::app

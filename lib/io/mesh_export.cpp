@@ -174,7 +174,7 @@ void check_band_voxels(const PolygonMesh& m, double voxel_size, const MeshExport
                 frame.c_str(), area, voxel_size, voxels, params.level_set.max_voxels,
                 std::sqrt(area * band / params.level_set.max_voxels));
   if (setup)
-    throw ConfigError(ConfigError::FreeText{}, params.config_origin("level_set.voxel_size"),
+    throw ConfigError(ConfigError::FreeText{}, params.config_origin({"level_set.voxel_size"}),
                       "/level_set/voxel_size", text);
   throw RunError(text);
 }
@@ -740,11 +740,12 @@ MeshExportResult export_cache(const MeshExportParams& params, const Provenance& 
                               std::to_string(seq.frames()[first]),
                           true);
       if (source == ExportSource::Particles && job.radius < 1.5 * job.voxel_size * (1 - 1e-9))
-        throw ConfigError(
-            ConfigError::FreeText{}, params.config_origin("level_set.radius"), "/level_set/radius",
-            "expected at least 1.5 voxels (" + std::to_string(1.5 * job.voxel_size) +
-                " m at a voxel size of " + std::to_string(job.voxel_size) +
-                " m; OpenVDB skips smaller particles), got " + std::to_string(job.radius) + " m");
+        throw ConfigError(ConfigError::FreeText{}, params.config_origin({"level_set.radius"}),
+                          "/level_set/radius",
+                          "expected at least 1.5 voxels (" + std::to_string(1.5 * job.voxel_size) +
+                              " m at a voxel size of " + std::to_string(job.voxel_size) +
+                              " m; OpenVDB skips smaller particles), got " +
+                              std::to_string(job.radius) + " m");
     }
     // A mesh of a level set exists only within its narrow band: an iso value beyond it gave empty
     // files with exit 0.
@@ -760,14 +761,15 @@ MeshExportResult export_cache(const MeshExportParams& params, const Provenance& 
         band = params.level_set.half_width * job.voxel_size;
       }
       if (!(std::abs(params.meshing.iso_value) < band))
-        throw ConfigError(ConfigError::FreeText{},
-                          params.config_origin(source == ExportSource::Grid
-                                                   ? "meshing.iso_value"
-                                                   : "meshing.iso_value level_set.half_width"),
-                          "/meshing/iso_value",
-                          "expected a value inside the level set's narrow band, |iso_value| < " +
-                              std::to_string(band) + " m, got " +
-                              std::to_string(params.meshing.iso_value));
+        throw ConfigError(
+            ConfigError::FreeText{},
+            params.config_origin(
+                source == ExportSource::Grid
+                    ? std::vector<std::string>{"meshing.iso_value"}
+                    : std::vector<std::string>{"meshing.iso_value", "level_set.half_width"}),
+            "/meshing/iso_value",
+            "expected a value inside the level set's narrow band, |iso_value| < " +
+                std::to_string(band) + " m, got " + std::to_string(params.meshing.iso_value));
     }
 
     // Output files.

@@ -115,11 +115,9 @@ struct MeshExportParams {
   std::string up_axis = "Y";  ///< written to USDA; the cache's coordinates are not changed
   bool dry_run = false;       ///< validate and plan, write nothing
   /// Where a config key's value came from, for errors found against the cache ("--set
-  /// meshing.iso_value", the config file, "<defaults>"); the key is dotted, and a check that
-  /// reads several gives them separated by spaces.
-  std::function<std::string(const std::string&)> config_origin = [](const std::string&) {
-    return std::string("config");
-  };
+  /// meshing.iso_value", the config file, "<defaults>") for the dotted keys a check reads.
+  std::function<std::string(const std::vector<std::string>&)> config_origin =
+      [](const std::vector<std::string>&) { return std::string("config"); };
 };
 
 struct MeshExportResult {

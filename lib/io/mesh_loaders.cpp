@@ -153,7 +153,7 @@ std::vector<std::size_t> triangulate_polygon(const std::vector<Eigen::Vector3d>&
   if (!convex) {
     while (left.size() > 3) {
       bool clipped = false;
-      for (std::size_t k = 1; k + 1 <= left.size() && !clipped; ++k) {
+      for (std::size_t k = 1; k < left.size() && !clipped; ++k) {
         const std::size_t i = left[k - 1], j = left[k], l = left[(k + 1) % left.size()];
         if (!(cross2(i, j, l) > 0)) continue;  // a reflex or flat corner is no ear
         bool empty = true;

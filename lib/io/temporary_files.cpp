@@ -45,8 +45,6 @@ std::string signal_name(int sig) {
       return "SIGINT";
     case SIGTERM:
       return "SIGTERM";
-    case SIGPIPE:
-      return "SIGPIPE";
     default:
       return "signal " + std::to_string(sig);
   }

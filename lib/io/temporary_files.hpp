@@ -28,7 +28,7 @@ class TemporaryRegistration {
   std::optional<std::string> path_;
 };
 
-/// The signal that asked the process to stop (SIGINT, SIGTERM, SIGPIPE), 0 for none. The tools'
+/// The signal that asked the process to stop (SIGINT, SIGTERM), 0 for none. The tools'
 /// interrupt handler notes it (async-signal-safe); the writers check it just before a finished
 /// file takes its real name, so that a signal that came during the last write (a canonical copy
 /// of a large cache takes seconds) discards the output, as it does earlier, instead of letting

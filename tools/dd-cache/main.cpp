@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <set>
 
 #include <spdlog/spdlog.h>
 
@@ -107,21 +106,11 @@ int main(int argc, char** argv) {
                          datadyn::io::attribute_string(it->second), out.string());
         }
         // Shards of different splits of one run (1/3 with 2/2) cover its work by chance only.
-        std::set<std::string> splits;
-        std::set<int> counts;
-        for (const auto& line : lines)
-          if (const auto s = datadyn::app::command_line_shard(line)) {
-            splits.insert(std::to_string(s->index) + "/" + std::to_string(s->count));
-            counts.insert(s->count);
-          }
-        if (counts.size() > 1) {
-          std::string list;
-          for (const auto& s : splits) list += (list.empty() ? "" : ", ") + s;
+        if (const auto mixed = datadyn::app::mixed_shard_splits(lines); !mixed.empty())
           spdlog::warn(
-              "{}: the inputs are shards of different splits ({}): simulations or "
-              "frames may be missing",
-              out.string(), list);
-        }
+              "{}: the inputs are shards of different splits ({}): simulations or frames may be "
+              "missing",
+              out.string(), mixed);
         if (const auto missing = datadyn::app::missing_shards(lines); !missing.empty())
           spdlog::warn(
               "{}: {} not among the inputs (their command lines name --shard): their "
