@@ -16,6 +16,7 @@ namespace datadyn::app {
 namespace {
 
 LogFormat g_format = LogFormat::Text;
+std::string g_tool;
 
 /// `{"time": ..., "level": ..., "tool": ..., "message": ...}` and a newline.
 std::string json_log_line(const std::string& tool, const std::string& level,
@@ -83,6 +84,7 @@ void setup_logging(const std::string& tool, const std::string& level, const std:
   } else {
     throw UsageError("--log-format '" + format + "': expected text or json");
   }
+  g_tool = tool;
   auto logger = std::make_shared<spdlog::logger>(tool, sink);
   logger->set_level(lvl);
   logger->flush_on(spdlog::level::trace);  // farm logs must show progress as it happens
@@ -91,6 +93,20 @@ void setup_logging(const std::string& tool, const std::string& level, const std:
 
 LogFormat log_format() {
   return g_format;
+}
+
+std::string error_log_line(const std::string& message) {
+  const auto now = std::chrono::system_clock::now();
+  if (g_format == LogFormat::Json) return json_log_line(g_tool, "error", message, now);
+  const auto t = std::chrono::system_clock::to_time_t(now);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  char stamp[32];
+  std::snprintf(stamp, sizeof stamp, "[%02d:%02d:%02d.%03d]", tm.tm_hour, tm.tm_min, tm.tm_sec,
+                static_cast<int>(ms));
+  return std::string(stamp) + " [error] " + message + "\n";
 }
 
 }  // namespace datadyn::app

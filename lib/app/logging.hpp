@@ -19,6 +19,10 @@ void setup_logging(const std::string& tool, const std::string& level, const std:
 /// The format chosen by the last setup_logging call.
 LogFormat log_format();
 
+/// An error line as the logger would write it now, for what must be written without the logger
+/// (io::report_hdf5_crashes writes it from a signal handler).
+std::string error_log_line(const std::string& message);
+
 /// An error found before the logger exists (the command line itself): "tool: message", or a
 /// JSON line like the logger's when `json` (--log-format json was among the arguments).
 void log_early_error(const std::string& tool, const std::string& message, bool json);

@@ -512,6 +512,7 @@ int Tool::run(int argc, char** argv) {
     return 2;
   }
   install_interrupt_handlers();
+  io::report_hdf5_crashes(&error_log_line);
   const auto started = std::chrono::steady_clock::now();
   int code = 0;
   try {

@@ -80,6 +80,7 @@ struct Merger {
 
   /// Raw content of a dataset in its file type.
   std::vector<unsigned char> read_raw(hid_t ds, const std::string& where) const {
+    const h5::ReadScope reading(where);
     Handle type(H5Dget_type(ds), H5Tclose);
     Handle space(H5Dget_space(ds), H5Sclose);
     const hssize_t n = H5Sget_simple_extent_npoints(space.get());
@@ -130,6 +131,7 @@ struct Merger {
   FrameOrder frame_order(const std::vector<Source>& sources, const std::string& path) const {
     FrameOrder order;
     for (const auto& s : sources) {
+      const h5::ReadScope reading(name(s.input) + ": " + join(path, "frame"));
       Handle ds = h5::check_id(H5Dopen2(s.id, "frame", H5P_DEFAULT), H5Dclose,
                                name(s.input) + ": " + join(path, "frame") + ": cannot open");
       const Shape shape = h5::dataset_shape(ds.get());
@@ -178,6 +180,7 @@ struct Merger {
     std::vector<Handle> handles;
     std::optional<H5O_type_t> kind;
     for (const auto& s : sources) {
+      const h5::ReadScope reading(name(s.input) + ": " + path);
       if (H5Lexists(s.id, child.c_str(), H5P_DEFAULT) <= 0) continue;
       const H5O_type_t t = object_type(s.id, child);
       if (kind && *kind != t)
@@ -409,9 +412,11 @@ MergeResult merge_caches(const std::vector<std::filesystem::path>& inputs,
     provenance.push_back(reader.provenance());
   }
   h5::silence_errors();
-  for (const auto& in : inputs)
+  for (const auto& in : inputs) {
+    const h5::ReadScope reading(in.string());
     m.files.push_back(h5::check_id(H5Fopen(in.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose,
                                    in.string() + ": cannot open"));
+  }
 
   std::filesystem::path tmp = output, canonical;
   tmp += ".tmp-" + std::to_string(::getpid());

@@ -35,6 +35,7 @@ std::string type_class_name(hid_t type) {
 /// Opens a dataset and reads its element type and shape; errors name the file and dataset.
 Handle open_dataset(hid_t file, const std::string& file_name, const std::string& path,
                     DatasetInfo& info) {
+  const h5::ReadScope reading(file_name + ": " + path);
   if (!h5::link_exists(file, path)) throw IoError(file_name + ": " + path + ": no such dataset");
   H5O_info_t oinfo;
   if (H5Oget_info_by_name2(file, path.c_str(), &oinfo, H5O_INFO_BASIC, H5P_DEFAULT) < 0 ||
@@ -71,6 +72,7 @@ Array<T> read_slab(hid_t ds, const std::string& what, const Shape& shape,
   }
   out.data.resize(element_count(out.shape));
   if (out.data.empty()) return out;
+  const h5::ReadScope reading(what);
   Handle fspace(H5Dget_space(ds), H5Sclose);
   if (!count.empty())
     H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr);
@@ -131,6 +133,7 @@ struct SequenceReader::Impl {
   }
 
   void validate() {
+    const h5::ReadScope reading(file_name + ": " + group_path);
     const hid_t f = file->get();
     Handle group = h5::check_id(H5Gopen2(f, group_path.c_str(), H5P_DEFAULT), H5Gclose,
                                 file_name + ": " + group_path + ": cannot open group");
@@ -422,6 +425,7 @@ CacheReader::CacheReader(std::filesystem::path path) : impl_(std::make_unique<Im
   Impl& r = *impl_;
   r.path = std::move(path);
   r.file_name = r.path.string();
+  const h5::ReadScope reading(r.file_name);
   std::error_code ec;
   if (!std::filesystem::exists(r.path, ec)) throw IoError(r.file_name + ": no such file");
   if (std::filesystem::is_directory(r.path, ec)) throw IoError(r.file_name + ": is a directory");
@@ -462,6 +466,7 @@ int CacheReader::format_version() const {
 }
 
 Provenance CacheReader::provenance() const {
+  const h5::ReadScope reading(impl_->file_name + ": /");
   Handle root(H5Gopen2(impl_->file->get(), "/", H5P_DEFAULT), H5Gclose);
   const std::string w = impl_->file_name + ": /";
   auto text = [&](const char* name) {
@@ -474,6 +479,7 @@ Provenance CacheReader::provenance() const {
 }
 
 std::vector<std::string> CacheReader::sequence_names() const {
+  const h5::ReadScope reading(impl_->file_name + ": /sequences");
   if (!h5::link_exists(impl_->file->get(), "/sequences")) return {};
   Handle g = h5::check_id(H5Gopen2(impl_->file->get(), "/sequences", H5P_DEFAULT), H5Gclose,
                           impl_->file_name + ": /sequences: expected a group");
@@ -503,6 +509,7 @@ bool CacheReader::exists(const std::string& path) const {
 
 Attributes CacheReader::attributes(const std::string& object_path) const {
   const std::string w = impl_->file_name + ": " + object_path;
+  const h5::ReadScope reading(w);
   if (!exists(object_path)) throw IoError(w + ": no such object");
   Handle o = h5::check_id(H5Oopen(impl_->file->get(), object_path.c_str(), H5P_DEFAULT), H5Oclose,
                           w + ": cannot open");

@@ -41,6 +41,7 @@ void list_objects(hid_t file, const std::string& path, const std::string& base,
                   bool own_attributes, const std::string& file_name, std::set<haddr_t>& seen,
                   std::ostringstream& os) {
   const std::string where = file_name + ": " + path;
+  const h5::ReadScope reading(where);
   Handle obj =
       h5::check_id(H5Oopen(file, path.c_str(), H5P_DEFAULT), H5Oclose, where + ": cannot open");
   H5O_info_t info;
@@ -72,6 +73,7 @@ void list_objects(hid_t file, const std::string& path, const std::string& base,
 }  // namespace
 
 std::string cache_summary(const std::filesystem::path& path) {
+  const h5::ReadScope reading(path.string());
   CacheReader r(path);
   const Provenance p = r.provenance();
   std::ostringstream os;
@@ -134,6 +136,7 @@ namespace {
 void read_every_object(hid_t file, const std::string& path, const std::string& file_name,
                        std::set<haddr_t>& seen) {
   const std::string where = file_name + ": " + path;
+  const h5::ReadScope reading(where);
   Handle obj =
       h5::check_id(H5Oopen(file, path.c_str(), H5P_DEFAULT), H5Oclose, where + ": cannot open");
   for (const auto& a : h5::attribute_names(obj.get(), where))
@@ -218,6 +221,7 @@ void read_every_object(hid_t file, const std::string& path, const std::string& f
 
 void check_cache(const std::filesystem::path& path,
                  const std::function<void(const std::string&, std::size_t)>& on_sequence) {
+  const h5::ReadScope reading(path.string());
   CacheReader r(path);
   {
     Handle file = h5::check_id(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose,

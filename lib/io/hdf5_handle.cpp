@@ -1,12 +1,49 @@
 #include "io/hdf5_handle.hpp"
 
+#include <unistd.h>
+
+#include <csignal>
 #include <cstring>
 #include <mutex>
 
 #include "core/errors.hpp"
 #include "io/hdf5_library.hpp"
+#include "io/temporary_files.hpp"
 
 namespace datadyn::io::h5 {
+
+namespace {
+
+LogLineFormat g_line_format = nullptr;  // set by report_hdf5_crashes before any read
+// The line to write if HDF5 crashes on this thread now: the innermost ReadScope's. A pointer
+// with a constant initializer, so that the signal handler can read it.
+thread_local const std::string* t_crash_line = nullptr;
+
+extern "C" void on_crash(int sig) {
+  const std::string* line = t_crash_line;
+  if (line == nullptr) {
+    // Not inside a read: the default action, as if this handler were not there (for a fault,
+    // the instruction runs again on return; for a sent signal, the raised one is delivered).
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+    return;
+  }
+  (void)!::write(STDERR_FILENO, line->data(), line->size());
+  (void)remove_registered_temporaries_after_crash();
+  ::_exit(1);
+}
+
+}  // namespace
+
+ReadScope::ReadScope(const std::string& what) : outer_(t_crash_line) {
+  const std::string message = what + ": the HDF5 library crashed reading this; the file is damaged";
+  line_ = g_line_format ? g_line_format(message) : message + "\n";
+  t_crash_line = &line_;
+}
+
+ReadScope::~ReadScope() {
+  t_crash_line = outer_;
+}
 
 void silence_errors() {
   static std::once_flag once;
@@ -222,6 +259,7 @@ void write_attribute(hid_t object, const std::string& name, const AttributeValue
 }
 
 AttributeValue read_attribute(hid_t object, const std::string& name, const std::string& where) {
+  const ReadScope reading(where + ": attribute " + name);
   Handle attr = check_id(H5Aopen(object, name.c_str(), H5P_DEFAULT), H5Aclose,
                          where + ": no attribute " + name);
   Handle type(H5Aget_type(attr.get()), H5Tclose);
@@ -274,6 +312,7 @@ AttributeValue read_attribute(hid_t object, const std::string& name, const std::
 
 std::vector<std::string> attribute_names(hid_t object, const std::string& where) {
   std::vector<std::string> names;
+  const ReadScope reading(where + ": the list of attributes");
   const herr_t status = H5Aiterate2(
       object, H5_INDEX_NAME, H5_ITER_INC, nullptr,
       [](hid_t, const char* n, const H5A_info_t*, void* data) -> herr_t {
@@ -287,6 +326,7 @@ std::vector<std::string> attribute_names(hid_t object, const std::string& where)
 
 std::vector<std::string> child_names(hid_t group, const std::string& where) {
   std::vector<std::string> names;
+  const ReadScope reading(where + ": the list of links");
   const herr_t status = H5Literate(
       group, H5_INDEX_NAME, H5_ITER_INC, nullptr,
       [](hid_t, const char* n, const H5L_info_t*, void* data) -> herr_t {
@@ -313,6 +353,25 @@ namespace datadyn::io {
 void skip_hdf5_cleanup_at_exit() {
   static std::once_flag once;
   std::call_once(once, [] { H5dont_atexit(); });
+}
+
+void report_hdf5_crashes(LogLineFormat format) {
+  static std::once_flag once;
+  std::call_once(once, [format] {
+    h5::g_line_format = format;
+    // Its own stack, so that the line is written even when the crash is a stack overflow.
+    static char stack[1 << 16];
+    stack_t alternate{};
+    alternate.ss_sp = stack;
+    alternate.ss_size = sizeof stack;
+    sigaltstack(&alternate, nullptr);
+    struct sigaction action {};
+    action.sa_handler = h5::on_crash;
+    action.sa_flags = SA_ONSTACK;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGSEGV, &action, nullptr);
+    sigaction(SIGBUS, &action, nullptr);
+  });
 }
 
 }  // namespace datadyn::io

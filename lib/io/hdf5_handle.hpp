@@ -46,6 +46,22 @@ class Handle {
   Closer closer_ = nullptr;
 };
 
+/// Names what HDF5 reads on this thread while it lives, for the line written if the library
+/// crashes on a damaged file (report_hdf5_crashes, io/hdf5_library.hpp). Scopes nest; the
+/// innermost names the object. Cheap enough for every attribute.
+class ReadScope {
+ public:
+  /// `what`: the file and object, as in IoError messages ("cache.h5: /sequences/a").
+  explicit ReadScope(const std::string& what);
+  ~ReadScope();
+  ReadScope(const ReadScope&) = delete;
+  ReadScope& operator=(const ReadScope&) = delete;
+
+ private:
+  std::string line_;
+  const std::string* outer_;
+};
+
 /// Turns off HDF5's printing of its error stack (we report errors ourselves). Idempotent.
 void silence_errors();
 /// The most specific message on HDF5's error stack ("" if none); clears the stack.

@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include <unistd.h>
+
 #include "core/errors.hpp"
 
 namespace datadyn::io {
@@ -95,6 +97,16 @@ std::size_t remove_registered_temporaries() noexcept {
     std::error_code ec;
     if (std::filesystem::remove(p, ec)) ++removed;
   }
+  return removed;
+}
+
+std::size_t remove_registered_temporaries_after_crash() noexcept {
+  Registry& r = registry();
+  if (!r.mutex.try_lock()) return 0;
+  std::size_t removed = 0;
+  for (const auto& p : r.paths)
+    if (::unlink(p.c_str()) == 0) ++removed;
+  r.mutex.unlock();
   return removed;
 }
 

@@ -45,6 +45,10 @@ void refuse_commit_if_stopped(const std::string& file);
 /// destructors do.
 std::size_t remove_registered_temporaries() noexcept;
 
+/// As remove_registered_temporaries, from a signal handler after a crash: no allocation, and
+/// nothing if another thread holds the registry. Returns how many were removed.
+std::size_t remove_registered_temporaries_after_crash() noexcept;
+
 /// Notes a file the writers have just renamed from its temporary name into place, for the tool's
 /// closing log line. Thread-safe.
 void note_committed(const std::filesystem::path& path) noexcept;
