@@ -67,9 +67,7 @@ void read_mesh_export_params(ConfigReader& r, io::MeshExportParams& p) {
     auto l = r.child("level_set");
     // Up to 1 km: 1e308 overflowed the voxel coordinates and failed as bad data (exit 1).
     l.get("voxel_size", p.level_set.voxel_size, in_range(0.0, 1e3));
-    // OpenVDB refuses a transform whose determinant (voxel_size^3) is near zero: 1.2e-5 m failed
-    // with "ArithmeticError: Non-zero scale values required", 1.5e-5 m worked.
-    if (p.level_set.voxel_size > 0 && p.level_set.voxel_size < 2e-5)
+    if (p.level_set.voxel_size > 0 && p.level_set.voxel_size < io::kMinVoxelSize)
       l.fail("voxel_size",
              "0 (from the particle spacing) or a size >= 2e-5 m (OpenVDB's smallest)");
     l.get("radius", p.level_set.radius, non_negative());

@@ -13,6 +13,7 @@
 #include <Eigen/Geometry>
 
 #include "core/errors.hpp"
+#include "core/mesh_topology.hpp"
 #include "io/atomic_file.hpp"
 #include "io/mesh_formats.hpp"
 #include "io/path_template.hpp"
@@ -211,7 +212,7 @@ class FrameSource {
       : seq_(seq), job_(job), where_(std::move(where)) {
     if (job.source == ExportSource::Mesh) {
       if (job.topology == "tetrahedra") {
-        faces_.triangles = boundary_triangles(seq.topology("tetrahedra"));
+        faces_.triangles = surface_of_tetrahedra(seq.topology("tetrahedra"), seq.point_count());
       } else {
         if (seq.has("topology/triangles")) faces_.triangles = seq.topology("triangles");
         if (seq.has("topology/quads")) faces_.quads = seq.topology("quads");
@@ -220,8 +221,9 @@ class FrameSource {
     for (const auto& a : job.attributes)
       if (!seq.is_per_frame("points/" + a)) static_[a] = seq.read_static<float>("points/" + a);
     if (job.uv == UvSource::Vertex) {
-      faces_.uv = seq.read_static<float>("points/uv").matrix();
-      require_finite_rows(faces_.uv, where_ + "/points/uv");
+      const TextureCoordinates uv = seq.read_static<float>("points/uv").matrix();
+      require_finite_rows(uv, where_ + "/points/uv");
+      faces_.uv = kept(uv);
     } else if (job.uv == UvSource::Box) {
       // The rest pose, else the first frame of the sequence (not of the export: every shard and
       // every frame range must get the same texture coordinates).
@@ -231,7 +233,7 @@ class FrameSource {
       require_finite_rows(reference, where_ + (rest ? "/rest/position"
                                                     : "/points/position: frame " +
                                                           std::to_string(seq.frames()[0])));
-      box_projection_uv(reference, faces_);
+      box_projection_uv(kept(reference), faces_);
     } else if (job.uv == UvSource::Corner) {
       faces_.uv = seq.uv_coordinates().cast<float>();
       if (faces_.triangles.rows() > 0) faces_.uv_triangles = seq.uv_corners("triangles");
@@ -259,8 +261,13 @@ class FrameSource {
   Points3 positions(std::size_t f) const {
     Points3 x = to_points3(seq_.positions(f));
     require_finite_rows(x, where_ + "/points/position: frame " + std::to_string(seq_.frames()[f]));
-    return x;
+    return kept(x);
   }
+
+  /// The number of vertices the files get: the cache's, but for a tetrahedral mesh's interior.
+  std::size_t point_count() const { return kept_.empty() ? seq_.point_count() : kept_.size(); }
+  /// The cache's vertices no file gets (a tetrahedral mesh's interior).
+  std::size_t left_out() const { return seq_.point_count() - point_count(); }
 
   VertexAttribute attribute(const std::string& name, std::size_t f) const {
     const std::string path = "points/" + name;
@@ -272,6 +279,7 @@ class FrameSource {
     require_finite_rows(
         v.values, where_ + "/" + path +
                       (it != static_.end() ? "" : ": frame " + std::to_string(seq_.frames()[f])));
+    v.values = kept(v.values);
     return v;
   }
 
@@ -331,9 +339,43 @@ class FrameSource {
     return std::move(r.level_set);
   }
 
+  /// The boundary triangles of `tets`, over the vertices they use: kept_ lists those (in the
+  /// cache's order) when some are left out. Importers drop a vertex no face uses (Blender's OBJ
+  /// importer does), and an OBJ that kept the interior vertices could then not take its point
+  /// cache: "Vertex count mismatch".
+  Triangles surface_of_tetrahedra(const Tets& tets, std::size_t points) {
+    Triangles triangles = boundary_triangles(tets);
+    std::vector<int> index(points, -1);
+    for (Eigen::Index i = 0; i < triangles.size(); ++i)
+      index[static_cast<std::size_t>(triangles.data()[i])] = 0;
+    for (std::size_t v = 0; v < points; ++v)
+      if (index[v] == 0) {
+        index[v] = static_cast<int>(kept_.size());
+        kept_.push_back(static_cast<int>(v));
+      }
+    if (kept_.size() == points) {
+      kept_.clear();
+      return triangles;
+    }
+    for (Eigen::Index i = 0; i < triangles.size(); ++i)
+      triangles.data()[i] = index[static_cast<std::size_t>(triangles.data()[i])];
+    return triangles;
+  }
+
+  /// The rows of the vertices the files get.
+  template <class Matrix>
+  Matrix kept(const Matrix& rows) const {
+    if (kept_.empty()) return rows;
+    Matrix out(static_cast<Eigen::Index>(kept_.size()), rows.cols());
+    for (std::size_t i = 0; i < kept_.size(); ++i)
+      out.row(static_cast<Eigen::Index>(i)) = rows.row(kept_[i]);
+    return out;
+  }
+
   const SequenceReader& seq_;
   const Job& job_;
   std::string where_;
+  std::vector<int> kept_;
   PolygonMesh faces_;
   std::map<std::string, Array<float>> static_;
 };
@@ -359,42 +401,6 @@ std::optional<ExportFormat> format_from_extension(const std::filesystem::path& p
   if (ext == ".xmf") return ExportFormat::Xdmf;
   if (ext.size() > 1) return format_from_name(ext.substr(1));
   return std::nullopt;
-}
-
-Triangles boundary_triangles(const Tets& tets) {
-  // Outward faces of a positively oriented tetrahedron (0, 1, 2, 3).
-  static constexpr int kFaces[4][3] = {{0, 2, 1}, {0, 1, 3}, {0, 3, 2}, {1, 2, 3}};
-  struct Face {
-    std::array<int, 3> key, verts;
-  };
-  std::vector<Face> faces;
-  faces.reserve(static_cast<std::size_t>(tets.rows()) * 4);
-  for (Eigen::Index t = 0; t < tets.rows(); ++t)
-    for (const auto& f : kFaces) {
-      Face face;
-      face.verts = {tets(t, f[0]), tets(t, f[1]), tets(t, f[2])};
-      face.key = face.verts;
-      std::sort(face.key.begin(), face.key.end());
-      faces.push_back(face);
-    }
-  std::vector<std::size_t> order(faces.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return faces[a].key < faces[b].key; });
-  std::vector<char> boundary(faces.size(), 0);
-  for (std::size_t i = 0; i < order.size();) {
-    std::size_t j = i;
-    while (j < order.size() && faces[order[j]].key == faces[order[i]].key) ++j;
-    if (j - i == 1) boundary[order[i]] = 1;
-    i = j;
-  }
-  Triangles out(std::count(boundary.begin(), boundary.end(), 1), 3);
-  Eigen::Index r = 0;
-  for (std::size_t i = 0; i < faces.size(); ++i)
-    if (boundary[i]) {
-      out.row(r++) << faces[i].verts[0], faces[i].verts[1], faces[i].verts[2];
-    }
-  return out;
 }
 
 MeshExportResult export_cache(const MeshExportParams& params, const Provenance& provenance,
@@ -729,9 +735,19 @@ MeshExportResult export_cache(const MeshExportParams& params, const Provenance& 
                         "/points/position: cannot derive a voxel size (all points "
                         "coincide); set level_set.voxel_size");
         job.voxel_size = spacing / 2;
+        char size[32];
+        std::snprintf(size, sizeof size, "%.6g", job.voxel_size);
+        // A body of micrometres passed the dry run and failed at its first frame with OpenVDB's
+        // bare "ArithmeticError: Non-zero scale values required".
+        if (job.voxel_size < kMinVoxelSize)
+          throw ConfigError(ConfigError::FreeText{}, params.config_origin({"level_set.voxel_size"}),
+                            "/level_set/voxel_size",
+                            "0 (automatic) gives half " + how + ", " + size +
+                                " m, below OpenVDB's smallest voxel size (2e-5 m): set a "
+                                "voxel size of at least 2e-5 m, or export a cache in metres");
         if (note)
-          note("/sequences/" + job.sequence + ": level_set.voxel_size = " +
-               std::to_string(job.voxel_size) + " m (half " + how + ")");
+          note("/sequences/" + job.sequence + ": level_set.voxel_size = " + size + " m (half " +
+               how + ")");
       }
       job.radius = params.level_set.radius > 0 ? params.level_set.radius : 2 * job.voxel_size;
       if (source == ExportSource::Mesh)
@@ -848,6 +864,11 @@ MeshExportResult export_cache(const MeshExportParams& params, const Provenance& 
     }
 
     const FrameSource src(seq, job, params.input.string() + ": /sequences/" + job.sequence);
+    if (note && src.left_out() > 0)
+      note("/sequences/" + job.sequence + ": the files hold the " +
+           std::to_string(src.point_count()) +
+           " vertices of the boundary surface, in the cache's order; the " +
+           std::to_string(src.left_out()) + " inside the tetrahedral mesh are left out");
     // Colour range: configured, else the first exported frame's.
     double lo = params.color.min, hi = params.color.max;
     if (!job.color.empty() && !(hi > lo)) {
@@ -898,7 +919,7 @@ MeshExportResult export_cache(const MeshExportParams& params, const Provenance& 
         break;
       case ExportFormat::Pc2:
       case ExportFormat::Mdd: {
-        const std::size_t n = seq.point_count();
+        const std::size_t n = src.point_count();
         std::unique_ptr<Pc2Writer> pc2;
         std::unique_ptr<MddWriter> mdd;
         if (format == ExportFormat::Pc2) {

@@ -136,8 +136,4 @@ using NoteCallback = std::function<void(const std::string&)>;
 MeshExportResult export_cache(const MeshExportParams& params, const Provenance& provenance,
                               const ProgressCallback& progress = {}, const NoteCallback& note = {});
 
-/// The boundary faces of a tetrahedral mesh (faces of exactly one tetrahedron), counter-clockwise
-/// seen from outside. @param tets #K by 4, positively oriented (see core/types.hpp)
-Triangles boundary_triangles(const Tets& tets);
-
 }  // namespace datadyn::io

@@ -22,6 +22,10 @@
 
 namespace datadyn::io {
 
+/// OpenVDB refuses a transform whose determinant (voxel_size^3) is near zero: 1.2e-5 m failed
+/// with "ArithmeticError: Non-zero scale values required", 1.5e-5 m worked.
+inline constexpr double kMinVoxelSize = 2e-5;
+
 /// A sparse level set (an openvdb::FloatGrid of class GRID_LEVEL_SET).
 class LevelSet {
  public:

@@ -7,6 +7,8 @@
 - the cache's texture coordinates as the UV map of that OBJ and of a PLY (1e-6: float32 in both
   files and in Blender), and face-varying ones with a seam as the UV map of another OBJ and of
   a PLY, which holds them per vertex by copying the vertices on the seam;
+- the OBJ and PC2 of a tetrahedral mesh with an interior vertex, paired through the Mesh Cache
+  modifier (the importer drops vertices no face uses, so both files hold the surface's only);
 - a .vdb level set as a volume, whose grids list `surface` as a float grid.
 
 Usage: blender -b --factory-startup --python-exit-code 3 --python blender_check.py -- DIR FRAMES
@@ -143,6 +145,27 @@ def import_ply(path):
 check_uv(import_ply(os.path.join(work, "cloth.0001.ply")), "PLY")
 check_seam_uv(import_obj(os.path.join(work, "sheet.0001.obj")), "OBJ with a seam")
 check_seam_uv(import_ply(os.path.join(work, "sheet.0001.ply")), "PLY with a seam", copies=True)
+
+# The tetrahedral cube of export_caches.hpp's write_core_cache: its surface vertices are cache
+# vertices 0-3 and 5-8 (4 is the centre), the cube's corners (bit 0: x, 1: y, 2: z), moved 0.1 f
+# along x at frame f.
+core = import_obj(os.path.join(work, "core.obj"))
+mod = core.modifiers.new(name="cache", type="MESH_CACHE")
+mod.cache_format = "PC2"
+mod.filepath = os.path.join(work, "core.pc2")
+mod.frame_start = 1
+for f in (1, frames):
+    scene.frame_set(f)
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    mesh = core.evaluated_get(depsgraph).to_mesh()
+    assert len(mesh.vertices) == 8, f"core.obj: {len(mesh.vertices)} vertices, expected 8"
+    worst = 0.0
+    for k, v in enumerate(mesh.vertices):
+        expected = ((k & 1) + 0.1 * f, (k >> 1) & 1, (k >> 2) & 1)
+        worst = max(worst, max(abs(a - b) for a, b in zip(v.co, expected)))
+    core.evaluated_get(depsgraph).to_mesh_clear()
+    assert worst <= TOL, f"core.obj with core.pc2 frame {f}: off by {worst} m"
+    print(f"tetrahedral cube with its PC2, frame {f}: 8 surface vertices match ({worst:.1e} m)")
 
 vdb = os.path.join(work, "water.0001.vdb")
 before = set(bpy.data.objects)

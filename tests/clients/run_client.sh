@@ -8,7 +8,7 @@ frames=6
 rm -rf "$work"
 mkdir -p "$work"
 cd "$work"
-"$make_cache" cache.h5 $frames seams.h5
+"$make_cache" cache.h5 $frames seams.h5 core.h5
 
 case $client in
 blender)
@@ -19,6 +19,7 @@ blender)
   "$mesh_export" -q -i cache.h5 --sequence water -o water.####.vdb
   "$mesh_export" -q -i seams.h5 --sequence sheet --frames 1 -o sheet.####.obj
   "$mesh_export" -q -i seams.h5 --sequence sheet --frames 1 -o sheet.####.ply
+  "$mesh_export" -q -i core.h5 -o core.pc2
   blender -b --factory-startup --python-exit-code 3 --python "$scripts/blender_check.py" -- \
     "$work" $frames
   ;;

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "core/errors.hpp"
+#include "core/mesh_topology.hpp"
 #include "io/mesh_export.hpp"
 #include "support/export_caches.hpp"
 #include "support/format_readers.hpp"
@@ -264,7 +265,21 @@ TEST_CASE("export: the automatic voxel size is the sequence's, whatever frames a
   // mps-gen's caches carry their lattice spacing as l0: half of it.
   write(cache, 0.03);
   const std::string l0 = voxel_note({3}, "l0.####.obj");
-  CHECK(l0.find("level_set.voxel_size = 0.015000 m (half the sequence's l0)") != std::string::npos);
+  CHECK(l0.find("level_set.voxel_size = 0.015 m (half the sequence's l0)") != std::string::npos);
+  // A spacing of 3e-5 m gives 1.5e-5 m, below what OpenVDB takes: refused before any file is
+  // written (it failed at the first frame, after the dry run had passed).
+  write(cache, 3e-5);
+  p.frames = {1, 2, 3};
+  p.output = dir / "tiny.####.vdb";
+  try {
+    export_cache(p, kProvenance);
+    FAIL("expected a ConfigError");
+  } catch (const ConfigError& e) {
+    CHECK(std::string(e.what()).find("/level_set/voxel_size: 0 (automatic) gives half the "
+                                     "sequence's l0, 1.5e-05 m, below OpenVDB's smallest voxel "
+                                     "size") != std::string::npos);
+  }
+  CHECK_FALSE(std::filesystem::exists(dir / "tiny.0001.vdb"));
 }
 
 TEST_CASE("export: a level-set grid sequence to USDA has time-varying topology on the sphere") {
@@ -456,15 +471,45 @@ TEST_CASE("export: bad input fails before any file is written, naming file, data
   CHECK(fx.files().empty());
 }
 
-TEST_CASE("boundary_triangles: a single tetrahedron gives its 4 faces, outward") {
-  Tets t(1, 4);
-  t << 0, 1, 2, 3;
-  const Triangles b = boundary_triangles(t);
-  REQUIRE(b.rows() == 4);
-  std::vector<Eigen::Vector3d> v{{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
-  std::vector<std::vector<int>> f;
-  for (int i = 0; i < 4; ++i) f.push_back({b(i, 0), b(i, 1), b(i, 2)});
-  CHECK(signed_volume(v, f) == doctest::Approx(1.0 / 6.0));
+TEST_CASE("export: a tetrahedral mesh's files hold its surface vertices only, in cache order") {
+  // Blender's OBJ importer drops vertices no face uses: an OBJ that kept the interior ones had
+  // fewer vertices in Blender than its PC2 ("Vertex count mismatch", no animation).
+  TempDir dir;
+  const auto cache = dir / "core.h5";
+  test::write_core_cache(cache, 3);
+  const Points3 rest = test::core_rest();
+  REQUIRE(tet_volumes(rest, CacheReader(cache).sequence("core").topology("tetrahedra")).minCoeff() >
+          0);
+  MeshExportParams p;
+  p.input = cache;
+  p.output = dir / "core.pc2";
+  std::vector<std::string> notes;
+  export_cache(p, kProvenance, {}, [&](const std::string& n) { notes.push_back(n); });
+  const std::vector<int>& kept = test::kCoreSurface;
+  const auto pc2 = test::read_pc2(dir / "core.pc2");
+  const auto obj = test::read_obj(dir / "core.obj");
+  REQUIRE(pc2.points == 8);
+  REQUIRE(obj.v.size() == 8);
+  CHECK(obj.f.size() == 12);
+  CHECK(signed_volume(obj.v, obj.f) == doctest::Approx(1.0));  // closed and outward
+  for (int f = 0; f < 3; ++f)
+    for (std::size_t k = 0; k < kept.size(); ++k) {
+      Eigen::Vector3d x = rest.row(kept[k]).transpose();
+      x.x() += 0.1 * (f + 1);
+      CHECK((pc2.x[f][k] - x).cwiseAbs().maxCoeff() <= kTol);
+      if (f == 0) CHECK((obj.v[k] - x).cwiseAbs().maxCoeff() <= kTol);
+    }
+  // Per-vertex attributes follow the same vertices.
+  p.output = dir / "core.####.ply";
+  p.attributes = {"mass"};
+  p.frames = {2};
+  export_cache(p, kProvenance);
+  const auto ply = test::read_ply(dir / "core.0002.ply");
+  REQUIRE(ply.vertex_count == 8);
+  for (std::size_t k = 0; k < kept.size(); ++k) CHECK(ply.vertex.at("mass")[k] == 10.0 * kept[k]);
+  CHECK(std::find(notes.begin(), notes.end(),
+                  "/sequences/core: the files hold the 8 vertices of the boundary surface, in the "
+                  "cache's order; the 1 inside the tetrahedral mesh are left out") != notes.end());
 }
 
 TEST_CASE("export: an XDMF sidecar points into the cache, one grid per exported frame") {

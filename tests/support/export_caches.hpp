@@ -10,6 +10,7 @@
 // and, in a cache of its own (write_seam_cache), "sheet": the cloth grid with face-varying texture
 // coordinates that may have a seam.
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
@@ -107,6 +108,59 @@ inline io::GridSpec water_spec() {
   s.grid_class = io::GridClass::LevelSet;
   s.background = 3.0;
   return s;
+}
+
+/// "core": a unit cube of 12 tetrahedra around its centre, which is vertex 4 of 9 (so that the
+/// surface's vertices are not a prefix of the cache's), with a static `points/mass` of 10 per
+/// vertex index; frame f is the rest pose moved 0.1 f along x. The surface vertices:
+inline const std::vector<int> kCoreSurface{0, 1, 2, 3, 5, 6, 7, 8};
+
+inline Points3 core_rest() {
+  Points3 rest(9, 3);
+  for (int i = 0, v = 0; v < 9; ++v) {
+    if (v == 4)
+      rest.row(v) << 0.5, 0.5, 0.5;
+    else
+      rest.row(v) = cube_points(0).row(i++);
+  }
+  return rest;
+}
+
+inline void write_core_cache(const std::filesystem::path& path, int frames) {
+  // Each outward face of the cube (the boundary of cube_tets(): 12 triangles) with the centre.
+  const Tets cube = cube_tets();
+  std::vector<std::array<int, 3>> hull;
+  for (int k = 0; k < cube.rows(); ++k)
+    for (const auto& f :
+         {std::array{0, 2, 1}, std::array{0, 1, 3}, std::array{0, 3, 2}, std::array{1, 2, 3}}) {
+      std::array<int, 3> face{cube(k, f[0]), cube(k, f[1]), cube(k, f[2])};
+      int shared = 0;  // a face of two tets is inside the cube
+      for (int m = 0; m < cube.rows(); ++m) {
+        int in = 0;
+        for (int c : face) in += (cube.row(m).array() == c).any() ? 1 : 0;
+        shared += in == 3 ? 1 : 0;
+      }
+      if (shared == 1) hull.push_back(face);
+    }
+  const auto cache_vertex = [](int corner) { return corner < 4 ? corner : corner + 1; };
+  Tets tets(static_cast<Eigen::Index>(hull.size()), 4);
+  for (std::size_t t = 0; t < hull.size(); ++t)  // outward face reversed + centre: positive
+    tets.row(static_cast<Eigen::Index>(t)) << cache_vertex(hull[t][0]), cache_vertex(hull[t][2]),
+        cache_vertex(hull[t][1]), 4;
+  Eigen::VectorXd mass(9);
+  for (int v = 0; v < 9; ++v) mass(v) = 10.0 * v;
+  io::CacheWriter w(path, {"export-test 1", "export-test", "{}", ""});
+  auto& s = w.add_sequence("core", {24.0, 3});
+  const Points3 rest = core_rest();
+  s.write_static("rest/position", io::view(rest));
+  s.write_static("topology/tetrahedra", io::view(tets));
+  s.write_static("points/mass", io::view(mass));
+  for (int f = 1; f <= frames; ++f) {
+    Points3 x = rest;
+    x.col(0).array() += 0.1 * f;
+    s.append_frame(f, (f - 1) / 24.0, {{"points/position", io::view(x)}});
+  }
+  w.commit();
 }
 
 /// A cache with the cloth sheet and face-varying texture coordinates, one entry per triangle
