@@ -327,9 +327,10 @@ SpringFitResult fit_springs(const std::vector<FitSequence>& sequences,
         const double med = median(rest);
         for (auto& x : rest) x = std::abs(x - med);
         const double mad = 1.4826 * median(rest);
-        // A rejected frame must also be 10 times the median frame error (heavy-tailed but
-        // sound data, e.g. impacts, keeps its frames), and 1e-20 m^2 per vertex floors the
-        // limit so that data without outliers (MAD = 0) keeps every frame.
+        // A rejected frame must also be 10 times the median frame error, so that a few large
+        // errors are needed (sound frames just after an impact can still be among them: see
+        // docs/tools/spring-fit.md), and 1e-20 m^2 per vertex floors the limit so that data
+        // without outliers (MAD = 0) keeps every frame.
         const double limit =
             std::max(med + params.reject_mads * mad, 10.0 * med) + 1e-20 * static_cast<double>(N);
         for (std::size_t n = 1; n < err.size(); ++n) weights[s][n] = err[n] > limit ? 0.0 : 1.0;
