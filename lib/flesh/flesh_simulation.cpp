@@ -226,18 +226,24 @@ class NewtonSolver : public BodySolver {
       ldlt.factorize(H);
       if (ldlt.info() != Eigen::Success) throw RunError("flesh simulation: Newton system singular");
       const Eigen::VectorXd step = -ldlt.solve(g);
-      // Backtracking (Armijo) on the total energy.
+      // Backtracking (Armijo) on the total energy. A step that no fraction down to 2^-29 makes
+      // lower is not taken, and the solve ends: the energy is flat to rounding along it. (Such a
+      // step used to be taken at 2^-29, after which the step test below, with t halved once
+      // more, ended the solve as if it had converged.)
       const double e0 = energy(x, predicted, gravity), slope = g.dot(step);
       double t = 1.0;
+      bool lower = false;
       RowMatrix trial = x;
-      for (int ls = 0; ls < 30; ++ls, t *= 0.5) {
+      for (int ls = 0; ls < 30 && !lower; ++ls) {
+        t = std::ldexp(1.0, -ls);
         trial = x;
         for (Eigen::Index v = 0; v < V; ++v) {
           const int r = index_[static_cast<std::size_t>(v)];
           if (r >= 0) trial.row(v) += t * step.segment<3>(3 * r).transpose();
         }
-        if (energy(trial, predicted, gravity) <= e0 + 1e-4 * t * slope) break;
+        lower = energy(trial, predicted, gravity) <= e0 + 1e-4 * t * slope;
       }
+      if (!lower) break;
       x = trial;
       if (t * step.cwiseAbs().maxCoeff() < 1e-9) break;
     }
