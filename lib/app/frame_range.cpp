@@ -56,8 +56,10 @@ std::vector<std::int64_t> parse_frame_range(const std::string& text) {
     if (span / static_cast<std::uint64_t>(step) + frames.size() >=
         static_cast<std::uint64_t>(kMaxFrames))
       fail(text, part, "more than 10,000,000 frames");
+    // In unsigned arithmetic: k * step may pass INT64_MAX on its way from a negative a to b.
     for (std::uint64_t k = 0; k <= span / static_cast<std::uint64_t>(step); ++k)
-      frames.push_back(a + static_cast<std::int64_t>(k) * step);
+      frames.push_back(static_cast<std::int64_t>(static_cast<std::uint64_t>(a) +
+                                                 k * static_cast<std::uint64_t>(step)));
     start = comma + 1;
   }
   std::sort(frames.begin(), frames.end());

@@ -7,9 +7,8 @@
 #include <random>
 #include <vector>
 
-#include <tbb/global_control.h>
-
 #include "flesh/spring_fit.hpp"
+#include "support/threads.hpp"
 
 using namespace datadyn;
 using namespace datadyn::flesh;
@@ -82,7 +81,7 @@ TEST_CASE("frames that disagree with the rest are rejected and do not pull the f
   CHECK(std::abs(biased.springs.ks[0] / 200.0 - 1.0) > 1e-4);
 }
 
-TEST_CASE("the fit sums sequences and is bitwise the same on 1 and 2 threads") {
+TEST_CASE("the fit sums sequences and is bitwise the same on 1 and 4 threads") {
   const double dt = 1.0 / 24.0;
   const auto t1 = wobbly_targets(40, 30, 1), t2 = wobbly_targets(40, 25, 2);
   const Eigen::VectorXd ks = Eigen::VectorXd::LinSpaced(40, 20.0, 800.0);
@@ -92,14 +91,11 @@ TEST_CASE("the fit sums sequences and is bitwise the same on 1 and 2 threads") {
   SpringFitParams params;
   params.grain = 8;
   SpringFitResult a, b;
-  {
-    tbb::global_control one(tbb::global_control::max_allowed_parallelism, 1);
-    a = fit_springs({{"one", &t1, &d1, dt}, {"two", &t2, &d2, dt}}, params);
-  }
-  {
-    tbb::global_control two(tbb::global_control::max_allowed_parallelism, 2);
-    b = fit_springs({{"one", &t1, &d1, dt}, {"two", &t2, &d2, dt}}, params);
-  }
+  const auto fit = [&] {
+    return fit_springs({{"one", &t1, &d1, dt}, {"two", &t2, &d2, dt}}, params);
+  };
+  a = test::with_threads(1, fit);
+  b = test::with_threads(4, fit);
   CHECK(a.springs.ks == b.springs.ks);
   CHECK(a.springs.kd == b.springs.kd);
   REQUIRE(a.sequences.size() == 2);
@@ -208,7 +204,7 @@ TEST_CASE("rigid vertices are those whose ground truth stays within the toleranc
   CHECK(rigid_vertices(two, 0.5e-3) == std::vector<Eigen::Index>{0, 5});
 }
 
-TEST_CASE("a fit with shared regions is bitwise the same on 1 and 2 threads") {
+TEST_CASE("a fit with shared regions is bitwise the same on 1 and 4 threads") {
   const double dt = 1.0 / 24.0;
   const auto t = wobbly_targets(40, 30, 8);
   const Eigen::VectorXd ks = Eigen::VectorXd::LinSpaced(40, 20.0, 800.0);
@@ -221,14 +217,9 @@ TEST_CASE("a fit with shared regions is bitwise the same on 1 and 2 threads") {
   for (Eigen::Index v = 10; v < 35; ++v) big.push_back(v);
   params.shared_regions = {big, {2, 38}};
   SpringFitResult a, b;
-  {
-    tbb::global_control one(tbb::global_control::max_allowed_parallelism, 1);
-    a = fit_springs({{"t", &t, &d, dt}}, params);
-  }
-  {
-    tbb::global_control two(tbb::global_control::max_allowed_parallelism, 2);
-    b = fit_springs({{"t", &t, &d, dt}}, params);
-  }
+  const auto fit = [&] { return fit_springs({{"t", &t, &d, dt}}, params); };
+  a = test::with_threads(1, fit);
+  b = test::with_threads(4, fit);
   CHECK(a.springs.ks == b.springs.ks);
   CHECK(a.springs.kd == b.springs.kd);
   CHECK(a.loss == b.loss);

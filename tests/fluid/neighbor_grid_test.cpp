@@ -2,12 +2,11 @@
 
 #include <doctest/doctest.h>
 
-#include <tbb/global_control.h>
-
 #include <algorithm>
 #include <random>
 
 #include "fluid/neighbor_grid.hpp"
+#include "support/threads.hpp"
 
 using namespace datadyn;
 using namespace datadyn::fluid;
@@ -63,14 +62,12 @@ TEST_CASE("neighbour lists do not depend on the thread count") {
   CellGrid grid;
   const Points2 pts = cell_ordered_points(proto, 20000, 7, grid);
   NeighborLists one, two;
-  {
-    tbb::global_control c(tbb::global_control::max_allowed_parallelism, 1);
+  test::with_threads(1, [&] {
     build_neighbor_lists(pts, {GridSource{&grid, &pts, 0}}, 0.03, 0, one);
-  }
-  {
-    tbb::global_control c(tbb::global_control::max_allowed_parallelism, 2);
+  });
+  test::with_threads(4, [&] {
     build_neighbor_lists(pts, {GridSource{&grid, &pts, 0}}, 0.03, 0, two);
-  }
+  });
   CHECK(one.offset == two.offset);
   CHECK(one.index == two.index);
 }
