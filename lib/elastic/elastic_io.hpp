@@ -149,7 +149,6 @@ struct SimulationReport {
   bool ok = true;
   std::string message;  ///< for a diverged run: body, frame, particle and why
   std::size_t frames_written = 0;
-  StepTimings timings;
 };
 
 /// Called after each written frame with (frames done, frames in total, wall ms per step).

@@ -50,7 +50,6 @@ RotationExtraction rotation_warm_started(const Eigen::Matrix3d& A, Eigen::Quater
     if (!solve_positive_definite(H, 2.0 * b, delta)) break;
     const double step = delta.norm();
     result.iterations = it + 1;
-    result.last_step = step;
     if (!std::isfinite(step)) break;
     if (step == 0.0) return result;
     // Far from the answer the linearisation overshoots: a damped step of at most 0.5 rad along

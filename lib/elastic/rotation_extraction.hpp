@@ -14,9 +14,8 @@ namespace datadyn::elastic {
 
 /// What rotation_warm_started did.
 struct RotationExtraction {
-  int iterations = 0;      ///< Newton steps taken
-  bool used_svd = false;   ///< fell back to the SVD polar decomposition
-  double last_step = 0.0;  ///< size of the last Newton step, radians
+  int iterations = 0;     ///< Newton steps taken
+  bool used_svd = false;  ///< fell back to the SVD polar decomposition
 };
 
 /// Updates the rotation `q` so that R = q.matrix() maximises tr(R^T A), i.e. S = R^T A is

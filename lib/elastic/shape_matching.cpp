@@ -123,10 +123,7 @@ void match_regions(const RegionSet& regions, const Eigen::Ref<const Points3>& x,
   frames.rotation.resize(m, Eigen::Quaterniond::Identity());
   frames.rotation_matrix.resize(m);
   frames.strain.resize(kStrainSize * m);
-  const std::size_t chunks = (m + kRegionGrain - 1) / kRegionGrain;
-  std::vector<int> fallbacks(chunks, 0);
   parallel_for(m, kRegionGrain, [&](std::size_t begin, std::size_t end) {
-    int svd = 0;
     for (std::size_t r = begin; r < end; ++r) {
       const int b = regions.offsets[r], e = regions.offsets[r + 1];
       // Offsets from the region's own particle: Σ w q = 0, so A_pq is unchanged, and large
@@ -151,16 +148,13 @@ void match_regions(const RegionSet& regions, const Eigen::Ref<const Points3>& x,
         if (q.dot(frames.rotation[r]) < 0.0) q.coeffs() = -q.coeffs();
         frames.rotation[r] = q.normalized();
       } else {
-        if (rotation_warm_started(A, frames.rotation[r]).used_svd) ++svd;
+        rotation_warm_started(A, frames.rotation[r]);
         R = frames.rotation[r].toRotationMatrix();
       }
       frames.rotation_matrix[r] = R;
       store_strain(R.transpose() * A, &frames.strain[kStrainSize * r]);
     }
-    fallbacks[begin / kRegionGrain] = svd;
   });
-  frames.svd_fallbacks = 0;
-  for (int c : fallbacks) frames.svd_fallbacks += c;
 }
 
 std::vector<double> strain_vector(const RegionSet& regions, const Eigen::Ref<const Points3>& x) {

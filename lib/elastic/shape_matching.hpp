@@ -78,7 +78,6 @@ struct RegionFrames {
   std::vector<Eigen::Quaterniond> rotation;      ///< M rotations R_r (warm start of the next step)
   std::vector<Eigen::Matrix3d> rotation_matrix;  ///< the same M rotations as matrices
   std::vector<double> strain;  ///< 6 M strains S_r = sym(R_rᵀ A_r), dimensionless
-  int svd_fallbacks = 0;       ///< regions whose rotation needed the SVD
 };
 
 /// Frames of the rest pose: c_r = c0_r, R_r = I, S_r = I.

@@ -240,29 +240,6 @@ void build_map(const T& ks, const T& kd, double tau, T& phi11, T& phi12, T& phi2
 
 }  // namespace
 
-SpringSeries spring_series(double z) {
-  SpringSeries s;
-  if (std::abs(z) < 1.0) {
-    s.C = even_series(z, 0, 16);
-    s.S = even_series(z, 1, 16);
-    // D = Σ 2(k+1) z^k/(2k+3)!
-    double sum = 0.0;
-    for (int k = 15; k >= 0; --k) sum = sum * z + 2.0 * (k + 1) / kFactorial[2 * k + 3];
-    s.D = sum;
-    return s;
-  }
-  const double e = std::sqrt(std::abs(z));
-  if (z > 0) {
-    s.C = std::cosh(e);
-    s.S = std::sinh(e) / e;
-  } else {
-    s.C = std::cos(e);
-    s.S = std::sin(e) / e;
-  }
-  s.D = (s.C - s.S) / z;
-  return s;
-}
-
 IntervalMap interval_map(double ks, double kd, double tau) {
   DATADYN_CHECK(ks >= 0.0 && kd >= 0.0 && tau >= 0.0);
   IntervalMap M;

@@ -33,16 +33,6 @@
 
 namespace datadyn::flesh {
 
-/// C(z) = Σ z^k/(2k)!, S(z) = Σ z^k/(2k+1)!, D(z) = (C - S)/z = Σ 2(k+1) z^k/(2k+3)!
-/// (cosh ε, sinh ε/ε for z = ε^2 > 0 and cos ε, sin ε/ε for z = -ε^2 < 0).
-struct SpringSeries {
-  double C = 1.0, S = 1.0, D = 1.0 / 3.0;
-};
-
-/// C, S and D of z (dimensionless): power series for |z| < 1, closed forms otherwise.
-/// @pre z finite.
-SpringSeries spring_series(double z);
-
 /// The exact map of one interval of length tau for one spring (see the file comment):
 /// [y, y'](tau) = [[phi11, phi12], [phi21, phi22]] [y, y'](0) - α [i1, phi12] - β [j1, i1].
 struct IntervalMap {

@@ -170,7 +170,6 @@ SimulationResult run_simulation(const Tank& tank, const Scene& scene, const MpsP
         }
       }
       if (!res.ok) {
-        res.failed_frame = k;
         res.time = solver.time();
         res.timing = solver.timing();
         char head[128];

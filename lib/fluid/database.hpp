@@ -95,10 +95,9 @@ struct SimulationResult {
   bool ok = true;
   std::size_t frames = 0;  ///< frames delivered to the callback
   long long steps = 0;
-  double time = 0;               ///< simulated time reached (s)
-  StepResult failure;            ///< the failed step (status != Ok) when !ok
-  std::size_t failed_frame = 0;  ///< 0-based frame being computed when the step failed
-  std::string message;           ///< "frame 38 (t = 1.2345 s, step 4567): <describe_failure>"
+  double time = 0;      ///< simulated time reached (s)
+  StepResult failure;   ///< the failed step (status != Ok) when !ok
+  std::string message;  ///< "frame 38 (t = 1.2345 s, step 4567): <describe_failure>"
   StepTiming timing;
   int max_iterations = 0;  ///< most CG iterations in one step
 };

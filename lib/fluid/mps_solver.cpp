@@ -571,7 +571,7 @@ StepResult MpsSolver::finish_step(double dt) {
   // fastest particle (ties: lowest index). Each particle's own state only is read and written, so
   // the pass gives the same result as the two in sequence.
   struct Acc {
-    int nonfinite = -1, leaked = -1, fastest = -1, pushed = 0;
+    int nonfinite = -1, leaked = -1, fastest = -1;
     double vmax2 = -1;
   };
   const double leak = params_.leak_depth * l0_;
@@ -603,7 +603,6 @@ StepResult MpsSolver::finish_step(double dt) {
               pos_.row(ii) = p.transpose();
               const double vn = vel_.row(ii).dot(n.transpose());
               if (vn < 0) vel_.row(ii) -= (1.0 + e) * vn * n.transpose();
-              ++a.pushed;
               inside = tank_.contains(p);
             }
           }
@@ -629,7 +628,6 @@ StepResult MpsSolver::finish_step(double dt) {
           x.vmax2 = y.vmax2;
           x.fastest = y.fastest;
         }
-        x.pushed += y.pushed;
         return x;
       });
   // The next stable_time_step() needs the largest speed of these velocities (non-finite ones
@@ -637,7 +635,6 @@ StepResult MpsSolver::finish_step(double dt) {
   vmax2_ = std::max(acc.vmax2, 0.0);
   StepResult r;
   r.dt = dt;
-  r.wall_corrections = acc.pushed;
   r.courant = acc.vmax2 > 0 ? std::sqrt(acc.vmax2) * dt / l0_ : 0.0;
   int bad = -1;
   if (acc.nonfinite >= 0) {
@@ -689,13 +686,9 @@ StepResult MpsSolver::step(double dt) {
   // Rebuild if anyone moved more than half the skin.
   const double half_skin2 = 0.0625 * l0_ * l0_;
   const double moved2 = collide(dt);
-  bool rebuilt = false;
   auto t2 = Clock::now();
   timing_.other += std::chrono::duration<double>(t2 - t1).count();
-  if (moved2 > half_skin2) {
-    rebuild_neighbors();
-    rebuilt = true;
-  }
+  if (moved2 > half_skin2) rebuild_neighbors();
   auto t3 = Clock::now();
   timing_.neighbors += std::chrono::duration<double>(t3 - t2).count();
 
@@ -714,7 +707,6 @@ StepResult MpsSolver::step(double dt) {
   r.iterations = pr.iterations;
   r.residual = pr.residual;
   r.unknowns = pr.unknowns;
-  r.neighbor_rebuild = rebuilt;
   if (pr.status == StepStatus::NonFinite ||
       (r.status == StepStatus::Ok && pr.status != StepStatus::Ok)) {
     r.status = pr.status;
@@ -745,12 +737,6 @@ void MpsSolver::fluid_pressures(Eigen::VectorXd& out) const {
 void MpsSolver::fluid_number_density(Eigen::VectorXd& out) const {
   out.resize(static_cast<Eigen::Index>(nf_));
   for (std::size_t i = 0; i < nf_; ++i) out[id_[i]] = density_[static_cast<Eigen::Index>(i)];
-}
-
-void MpsSolver::boundary_pressures(Eigen::VectorXd& out) const {
-  out.resize(static_cast<Eigen::Index>(nb_));
-  for (std::size_t k = 0; k < nb_; ++k)
-    out[boundary_id_[k]] = pressure_[static_cast<Eigen::Index>(nf_ + k)];
 }
 
 }  // namespace datadyn::fluid

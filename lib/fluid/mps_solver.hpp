@@ -112,13 +112,11 @@ struct StepResult {
   Eigen::Vector2d position = Eigen::Vector2d::Zero();  ///< its position (metres)
   double speed = 0;                                    ///< its speed (m/s)
   double dt = 0;                                       ///< the step taken (s)
-  double courant = 0;             ///< max |u| dt / l0 over fluid particles after the step
-  int iterations = 0;             ///< CG iterations of the PPE
-  double residual = 0;            ///< |b − A p| / |b| at the end of CG
-  int unknowns = 0;               ///< rows of the PPE
-  bool neighbor_rebuild = false;  ///< the neighbour lists were rebuilt mid-step
-  bool over_rim = false;          ///< LeftTank: the particle went over the rim (beside an open top)
-  int wall_corrections = 0;       ///< particles put back from inside a wall (see finish_step)
+  double courant = 0;     ///< max |u| dt / l0 over fluid particles after the step
+  int iterations = 0;     ///< CG iterations of the PPE
+  double residual = 0;    ///< |b − A p| / |b| at the end of CG
+  int unknowns = 0;       ///< rows of the PPE
+  bool over_rim = false;  ///< LeftTank: the particle went over the rim (beside an open top)
 };
 
 /// One line describing a failed step, e.g. "PPE not converged: residual 3.1e-04 after 1000
@@ -253,7 +251,6 @@ class MpsSolver {
   const MpsParams& params() const { return params_; }
   const Tank& tank() const { return tank_; }
   const LatticeConstants& density_constants() const { return kd_; }
-  const LatticeConstants& laplacian_constants() const { return kl_; }
   const StepTiming& timing() const { return timing_; }
 
   /// Fluid positions (metres), velocities (m/s) and pressures (Pa) in the order given at
@@ -264,10 +261,9 @@ class MpsSolver {
   /// Number density of the fluid particles at the last step's temporary positions (#F, in the
   /// order given), for tests.
   void fluid_number_density(Eigen::VectorXd& out) const;
-  /// Boundary particles (fixed): positions #B by 2 (metres), types, and pressures (Pa).
+  /// Boundary particles (fixed): positions #B by 2 (metres) and types.
   const Points2& boundary_positions() const { return tank_.boundary_positions(); }
   const std::vector<ParticleType>& boundary_types() const { return tank_.boundary_types(); }
-  void boundary_pressures(Eigen::VectorXd& out) const;
 
   /// The last PPE (rows = unknowns in particle order) and its right-hand side and solution, for
   /// tests of the linear solve.

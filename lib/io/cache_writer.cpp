@@ -184,7 +184,7 @@ struct SequenceWriter::Impl {
   std::string name;
   std::string group_path;  // /sequences/<name>
   SequenceInfo info;
-  int deflate = 4;
+  int deflate = 1;  // WriteOptions::deflate_level, set by add_sequence
   Handle group;
   Handle time_ds, frame_ds;
   std::vector<FrameArray> arrays;

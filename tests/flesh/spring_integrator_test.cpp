@@ -61,22 +61,6 @@ double rel(double a, double b, double scale) {
 
 }  // namespace
 
-TEST_CASE("C, S, D: C^2 - z S^2 = 1, dC/dz = S/2, dS/dz = D/2, D = (C - S)/z") {
-  for (double z : {-80.0, -4.0, -1.0, -0.999, -0.3, -1e-9, 0.0, 1e-9, 0.3, 0.999, 1.0, 4.0, 30.0}) {
-    INFO("z = " << z);
-    const SpringSeries s = spring_series(z);
-    // Rounding of C^2 and z S^2, each up to cosh^2 ~ e^{2 sqrt z}/4.
-    CHECK(std::abs(s.C * s.C - z * s.S * s.S - 1.0) <= 1e-14 * std::max(1.0, s.C * s.C));
-    const double h = 1e-5 * std::max(1.0, std::abs(z));
-    const SpringSeries p = spring_series(z + h), m = spring_series(z - h);
-    // Central differences: O(h^2) truncation, relative 1e-7 is ample.
-    CHECK((p.C - m.C) / (2 * h) == doctest::Approx(s.S / 2).epsilon(1e-7));
-    CHECK((p.S - m.S) / (2 * h) == doctest::Approx(s.D / 2).epsilon(1e-7));
-    if (std::abs(z) > 0.1) CHECK(s.D == doctest::Approx((s.C - s.S) / z).epsilon(1e-12));
-  }
-  CHECK(spring_series(0.0).D == doctest::Approx(1.0 / 3.0).epsilon(1e-16));
-}
-
 TEST_CASE("the state map is expm([[0, 1], [-ks, -kd]] tau) with det = exp(-kd tau)") {
   for (double tau : {1.0 / 30.0, 0.01, 0.5}) {
     for (auto [ks, kd] : regimes()) {
