@@ -1,6 +1,7 @@
 #include "elastic/body.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 
@@ -43,13 +44,14 @@ Body make_body(const BodySetup& s) {
   const double box = extent.prod();
   const Eigen::VectorXd volumes = tet_volumes(s.mesh.vertices, s.mesh.tets);
   for (Eigen::Index k = 0; k < volumes.size(); ++k) {
-    if (!(volumes(k) > 1e-12 * box))
-      throw std::invalid_argument(
-          "tet " + std::to_string(k) + " (vertices " + std::to_string(s.mesh.tets(k, 0)) + ", " +
-          std::to_string(s.mesh.tets(k, 1)) + ", " + std::to_string(s.mesh.tets(k, 2)) + ", " +
-          std::to_string(s.mesh.tets(k, 3)) + ") is " +
-          (volumes(k) < 0 ? "inverted" : "degenerate") + ": volume " + std::to_string(volumes(k)) +
-          " m^3");
+    if (volumes(k) > 1e-12 * box) continue;
+    char volume[32];
+    std::snprintf(volume, sizeof volume, "%.3g", volumes(k));
+    throw std::invalid_argument(
+        "tet " + std::to_string(k) + " (vertices " + std::to_string(s.mesh.tets(k, 0)) + ", " +
+        std::to_string(s.mesh.tets(k, 1)) + ", " + std::to_string(s.mesh.tets(k, 2)) + ", " +
+        std::to_string(s.mesh.tets(k, 3)) + ") is " + (volumes(k) < 0 ? "inverted" : "degenerate") +
+        ": volume " + volume + " m^3, below 1e-12 of the mesh's bounding box");
   }
   for (std::size_t k = 0; k < s.examples.size(); ++k)
     if (s.examples[k].rows() != n)

@@ -520,6 +520,11 @@ Scene build_scene(const SceneConfig& config, const app::ConfigOrigin& origin,
     try {
       scene.bodies.push_back(make_body(s));
     } catch (const std::invalid_argument& e) {
+      // A mesh from a file that make_body refuses (a sliver tet) is bad data, not a bad config.
+      if (bc.mesh.kind == MeshKind::TetGen || bc.mesh.kind == MeshKind::Obj ||
+          bc.mesh.kind == MeshKind::Voxels)
+        throw IoError(bc.mesh.file + ": body '" + bc.name + "': " + e.what() + " (" + where +
+                      "/mesh/file)");
       throw ConfigError(ConfigError::FreeText{}, origin({where}), where,
                         "body '" + bc.name + "': " + e.what());
     }

@@ -438,6 +438,21 @@ TEST_CASE("sm-example-sim: an example with another vertex count exits 1 naming t
         std::string::npos);
 }
 
+TEST_CASE("sm-example-sim: a sliver tetrahedron in a TetGen mesh exits 1 naming the file") {
+  // Its volume is not zero (the loader refuses that), but below 1e-12 of the bounding box: the
+  // body refused it as a config error (exit 2), blaming the --set that named the file.
+  TempDir dir;
+  std::ofstream(dir / "s.node") << "5 3 0 0\n0 0 0 0\n1 1 0 0\n2 0 1 0\n3 0 0 1\n4 0.5 0.5 1e-12\n";
+  std::ofstream(dir / "s.ele") << "2 4 0\n0 0 1 2 3\n1 1 2 3 4\n";
+  const auto r = run_command(kSim + " --set bodies.0.mesh.type=tetgen --set bodies.0.mesh.file=" +
+                             (dir / "s.node").string() + " -o " + (dir / "x.h5").string());
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find((dir / "s.node").string() +
+                   ": body 'cuboid': tet 1 (vertices 1, 2, 3, 4) is degenerate: volume 1.67e-13 "
+                   "m^3") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir / "x.h5"));
+}
+
 TEST_CASE("sm-example-sim: a render mesh far outside the body exits 1 naming file and vertex") {
   // A vertex at 1e308 made the embedding find no tet and crashed the tool.
   TempDir dir;
