@@ -260,7 +260,7 @@ Context::Context(std::string tool, std::string command, CommonOptions options,
 
 void Context::accept_config(const json& resolved) {
   resolved_ = resolved;
-  spdlog::debug("resolved config: {}", json_dump(resolved_));
+  spdlog::info("resolved config: {}", json_dump(resolved_));  // provenance (STYLE 11)
   if (options_.print_config) {
     std::printf("%s\n", json_dump(resolved_, 2).c_str());
     std::fflush(stdout);

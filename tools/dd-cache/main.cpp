@@ -36,87 +36,95 @@ void ensure_open_files(std::size_t inputs) {
         "result is the same)");
 }
 
+using datadyn::app::Context;
+using datadyn::app::counted;
+
+void info(Context& ctx) {
+  if (ctx.inputs().empty()) throw datadyn::UsageError("-i/--input: give at least one cache");
+  for (const auto& in : ctx.inputs()) std::fputs(datadyn::io::cache_summary(in).c_str(), stdout);
+}
+
+void check(Context& ctx) {
+  if (ctx.inputs().empty()) throw datadyn::UsageError("-i/--input: give at least one cache");
+  for (const auto& in : ctx.inputs()) {
+    datadyn::io::check_cache(in, [&](const std::string& name, std::size_t frames) {
+      spdlog::info("{}: /sequences/{}: {} frames ok", in.string(), name, frames);
+    });
+    std::printf("%s: ok\n", in.c_str());
+  }
+}
+
+/// Warns of work the merged cache `out` may lack although every input merged: gaps in a
+/// sequence's frames, shards a failed run kept, shards of different splits, and shards that
+/// are not among the inputs.
+void warn_of_missing_work(const std::vector<std::filesystem::path>& inputs,
+                          const std::filesystem::path& out,
+                          const datadyn::io::MergeResult& merged) {
+  for (const auto& gap : merged.gaps)
+    spdlog::warn("{}: /sequences/{} (a shard missing or cut short?)", out.string(), gap);
+  // A shard of a run split by simulations (mps-gen, cloth-train) leaves no gap in any
+  // sequence's frames when it is missing: the command lines name the shards there were.
+  std::vector<std::string> lines;
+  for (const auto& in : inputs) {
+    const datadyn::io::CacheReader reader(in);
+    lines.push_back(reader.provenance().command_line);
+    // A run that failed and kept what it finished says so (mps-gen's shard cut short).
+    const auto attributes = reader.attributes("/");
+    if (const auto it = attributes.find("incomplete"); it != attributes.end())
+      spdlog::warn("{}: /@incomplete: {}: {} lacks what that run did not finish", in.string(),
+                   datadyn::io::attribute_string(it->second), out.string());
+  }
+  // Shards of different splits of one run (1/3 with 2/2) cover its work by chance only.
+  if (const auto mixed = datadyn::app::mixed_shard_splits(lines); !mixed.empty())
+    spdlog::warn(
+        "{}: the inputs are shards of different splits ({}): simulations or frames may be "
+        "missing",
+        out.string(), mixed);
+  if (const auto missing = datadyn::app::missing_shards(lines); !missing.empty())
+    spdlog::warn(
+        "{}: {} not among the inputs (their command lines name --shard): their sequences or "
+        "frames are missing",
+        out.string(), missing);
+}
+
+void merge(Context& ctx) {
+  if (ctx.inputs().empty()) throw datadyn::UsageError("-i/--input: give the shards' caches");
+  const auto out = ctx.output();
+  if (out.empty()) throw datadyn::UsageError("-o/--output: give the merged cache");
+  ensure_open_files(ctx.inputs().size());
+  if (ctx.dry_run()) {
+    std::size_t sequences = 0;
+    for (const auto& in : ctx.inputs())
+      sequences += datadyn::io::CacheReader(in).sequence_names().size();
+    datadyn::io::check_writable_directory(out);
+    std::printf("would merge %s (%s in all) into %s\n",
+                counted(ctx.inputs().size(), "cache", "caches").c_str(),
+                counted(sequences, "sequence", "sequences").c_str(), out.c_str());
+    return;
+  }
+  const auto r = datadyn::io::merge_caches(
+      ctx.inputs(), out,
+      [&](const std::string& shard_line) {
+        return datadyn::app::merged_command_line(shard_line, out.string());
+      },
+      datadyn::app::check_interrupted);
+  spdlog::info("merged {} into {}: {}, {} ({} split)",
+               counted(ctx.inputs().size(), "cache", "caches"), out.string(),
+               counted(r.sequences, "sequence", "sequences"), counted(r.frames, "frame", "frames"),
+               r.split_sequences);
+  warn_of_missing_work(ctx.inputs(), out, r);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  using datadyn::app::Context;
   datadyn::app::Tool tool("dd-cache", "Inspect, check and merge datadyn caches");
   const datadyn::app::Splits kNoConfig{.config = false};
   const datadyn::app::Splits kReadOnly{.config = false, .output = false};
-  tool.command(
-      "info", "List the sequences, arrays, grids and provenance of caches",
-      [](Context& ctx) {
-        if (ctx.inputs().empty()) throw datadyn::UsageError("-i/--input: give at least one cache");
-        for (const auto& in : ctx.inputs())
-          std::fputs(datadyn::io::cache_summary(in).c_str(), stdout);
-      },
-      kReadOnly);
-  tool.command(
-      "check", "Validate caches and read every frame of every dataset",
-      [](Context& ctx) {
-        if (ctx.inputs().empty()) throw datadyn::UsageError("-i/--input: give at least one cache");
-        for (const auto& in : ctx.inputs()) {
-          datadyn::io::check_cache(in, [&](const std::string& name, std::size_t frames) {
-            spdlog::info("{}: /sequences/{}: {} frames ok", in.string(), name, frames);
-          });
-          std::printf("%s: ok\n", in.c_str());
-        }
-      },
-      kReadOnly);
-  tool.command(
-      "merge", "Merge the caches of a sharded run (-i per shard) into one (-o)",
-      [](Context& ctx) {
-        if (ctx.inputs().empty()) throw datadyn::UsageError("-i/--input: give the shards' caches");
-        const auto out = ctx.output();
-        if (out.empty()) throw datadyn::UsageError("-o/--output: give the merged cache");
-        ensure_open_files(ctx.inputs().size());
-        if (ctx.dry_run()) {
-          std::size_t sequences = 0;
-          for (const auto& in : ctx.inputs())
-            sequences += datadyn::io::CacheReader(in).sequence_names().size();
-          datadyn::io::check_writable_directory(out);
-          std::printf("would merge %s (%s in all) into %s\n",
-                      datadyn::app::counted(ctx.inputs().size(), "cache", "caches").c_str(),
-                      datadyn::app::counted(sequences, "sequence", "sequences").c_str(),
-                      out.c_str());
-          return;
-        }
-        const auto r = datadyn::io::merge_caches(
-            ctx.inputs(), out,
-            [&](const std::string& shard_line) {
-              return datadyn::app::merged_command_line(shard_line, out.string());
-            },
-            datadyn::app::check_interrupted);
-        spdlog::info("merged {} into {}: {}, {} ({} split)",
-                     datadyn::app::counted(ctx.inputs().size(), "cache", "caches"), out.string(),
-                     datadyn::app::counted(r.sequences, "sequence", "sequences"),
-                     datadyn::app::counted(r.frames, "frame", "frames"), r.split_sequences);
-        for (const auto& gap : r.gaps)
-          spdlog::warn("{}: /sequences/{} (a shard missing or cut short?)", out.string(), gap);
-        // A shard of a run split by simulations (mps-gen, cloth-train) leaves no gap in any
-        // sequence's frames when it is missing: the command lines name the shards there were.
-        std::vector<std::string> lines;
-        for (const auto& in : ctx.inputs()) {
-          const datadyn::io::CacheReader reader(in);
-          lines.push_back(reader.provenance().command_line);
-          // A run that failed and kept what it finished says so (mps-gen's shard cut short).
-          const auto attributes = reader.attributes("/");
-          if (const auto it = attributes.find("incomplete"); it != attributes.end())
-            spdlog::warn("{}: /@incomplete: {}: {} lacks what that run did not finish", in.string(),
-                         datadyn::io::attribute_string(it->second), out.string());
-        }
-        // Shards of different splits of one run (1/3 with 2/2) cover its work by chance only.
-        if (const auto mixed = datadyn::app::mixed_shard_splits(lines); !mixed.empty())
-          spdlog::warn(
-              "{}: the inputs are shards of different splits ({}): simulations or frames may be "
-              "missing",
-              out.string(), mixed);
-        if (const auto missing = datadyn::app::missing_shards(lines); !missing.empty())
-          spdlog::warn(
-              "{}: {} not among the inputs (their command lines name --shard): their "
-              "sequences or frames are missing",
-              out.string(), missing);
-      },
-      kNoConfig);
+  tool.command("info", "List the sequences, arrays, grids and provenance of caches", info,
+               kReadOnly);
+  tool.command("check", "Validate caches and read every frame of every dataset", check, kReadOnly);
+  tool.command("merge", "Merge the caches of a sharded run (-i per shard) into one (-o)", merge,
+               kNoConfig);
   return tool.run(argc, argv);
 }
