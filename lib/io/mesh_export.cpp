@@ -403,12 +403,12 @@ std::optional<ExportFormat> format_from_extension(const std::filesystem::path& p
   return std::nullopt;
 }
 
-MeshExportResult export_cache(const MeshExportParams& params, const Provenance& provenance,
-                              const ProgressCallback& progress, const NoteCallback& note) {
-  const std::string in = params.input.string();
-  // --- the format and the output template ------------------------------------------------------
+namespace {
+
+/// The format, from --format and the extension of `output` (which gets the format's extension
+/// when it has none), and what the format allows of the template and of --shard.
+ExportFormat resolve_format(const MeshExportParams& params, std::filesystem::path& output) {
   if (params.output.empty()) throw UsageError("-o/--output: an output path is required");
-  std::filesystem::path output = params.output;
   const auto from_ext = format_from_extension(output);
   ExportFormat format;
   if (params.format) {
@@ -434,382 +434,405 @@ MeshExportResult export_cache(const MeshExportParams& params, const Provenance& 
                      "format (obj, ply, vdb) or --frames");
   if (params.shard_count < 1 || params.shard_index < 1 || params.shard_index > params.shard_count)
     throw UsageError("--shard: expected K/N with 1 <= K <= N");
+  return format;
+}
 
-  // --- the cache and its sequences -------------------------------------------------------------
-  const CacheReader cache(params.input);
-  std::vector<std::string> names = params.sequences;
-  if (names.empty()) names = cache.sequence_names();
-  if (names.empty()) throw IoError(in + ": /sequences: the cache has no sequence to export");
-  std::vector<SequenceReader> readers;
-  for (const auto& n : names) readers.push_back(cache.sequence(n));  // IoError lists the names
-
-  const Provenance& prov = provenance;
-  std::vector<Job> jobs;
-  for (const SequenceReader& seq : readers) {
-    Job job;
-    job.sequence = seq.name();
-    const std::string where = in + ": /sequences/" + job.sequence;
-    const bool has_points = seq.has("points/position");
-    std::string topology;
-    if (seq.has("topology/triangles") && seq.has("topology/quads"))
-      topology = "both";
-    else if (seq.has("topology/triangles"))
-      topology = "triangles";
-    else if (seq.has("topology/quads"))
-      topology = "quads";
-    else if (seq.has("topology/tetrahedra"))
-      topology = "tetrahedra";
-    const bool has_mesh = has_points && !topology.empty();
-
-    // The level-set grid: the configured one, else "surface", else the only level set. A grid
-    // that is missing or not a level set matters only if the export needs it (below).
-    std::string grid = params.grid;
-    std::string grid_problem;
-    if (grid.empty()) {
-      std::vector<std::string> level_sets;
-      for (const auto& g : seq.grids())
-        if (seq.grid_spec(g).grid_class == GridClass::LevelSet) level_sets.push_back(g);
-      if (std::find(level_sets.begin(), level_sets.end(), "surface") != level_sets.end())
-        grid = "surface";
-      else if (level_sets.size() == 1)
-        grid = level_sets.front();
-      else
-        grid_problem = "/grids: " + (level_sets.empty() ? std::string("no level-set grid")
-                                                        : std::to_string(level_sets.size()) +
-                                                              " level-set grids: set grid in "
-                                                              "the config");
-    } else if (!seq.has("grids/" + grid)) {
-      grid_problem = "/grids/" + grid + ": no such grid (grid in the config)";
-      grid.clear();
-    } else if (seq.grid_spec(grid).grid_class != GridClass::LevelSet) {
-      grid_problem = "/grids/" + grid + ": class density: only level sets export";
-      grid.clear();
+/// One sequence's export: its source, frames (this shard's), attributes, texture coordinates,
+/// level-set sizes and files, all checked before anything is written. `several`: more than one
+/// sequence is exported.
+/// Sets job.indices (this shard's frames) and job.job_frames (the whole export's).
+void plan_frames(const MeshExportParams& params, const SequenceReader& seq, ExportFormat format,
+                 const std::string& where, Job& job) {
+  // Frames: every one asked for must be in the cache; then this shard's part.
+  std::vector<std::size_t> indices;
+  if (params.frames.empty()) {
+    for (std::size_t i = 0; i < seq.frame_count(); ++i) indices.push_back(i);
+  } else {
+    for (std::int64_t f : params.frames) {
+      const auto idx = seq.frame_index(f);
+      if (!idx)
+        throw IoError(where + "/frame: frame " + std::to_string(f) +
+                      " is not in the cache (it has " + frames_text(seq.frames()) + ")");
+      indices.push_back(*idx);
     }
-    const bool has_grid = !grid.empty();
-
-    // The source: what the format can take from what the sequence has.
-    ExportSource source = params.source;
-    const bool grid_format = format == ExportFormat::Obj || format == ExportFormat::Ply ||
-                             format == ExportFormat::Usda || format == ExportFormat::Vdb;
-    if (source == ExportSource::Auto && !params.grid.empty() && grid_format)
-      source = ExportSource::Grid;  // a grid named in the config is what the user wants
-    if (source == ExportSource::Auto) {
-      switch (format) {
-        case ExportFormat::Obj:
-        case ExportFormat::Usda:
-          source = has_mesh   ? ExportSource::Mesh
-                   : has_grid ? ExportSource::Grid
-                              : ExportSource::Mesh;
-          break;
-        case ExportFormat::Ply:
-          source = has_mesh   ? ExportSource::Mesh
-                   : has_grid ? ExportSource::Grid
-                              : ExportSource::Points;
-          break;
-        case ExportFormat::Pc2:
-        case ExportFormat::Mdd:
-          source = ExportSource::Mesh;
-          break;
-        case ExportFormat::Vdb:
-          source = has_grid   ? ExportSource::Grid
-                   : has_mesh ? ExportSource::Mesh
-                              : ExportSource::Particles;
-          break;
-        case ExportFormat::Xdmf:
-          source = ExportSource::Auto;  // the sidecar describes the whole sequence
-          break;
-      }
-    }
-    const std::string fmt = format_name(format);
-    if ((format == ExportFormat::Pc2 || format == ExportFormat::Mdd) &&
-        source != ExportSource::Mesh)
-      throw UsageError(fmt + " needs a fixed-topology mesh (source \"mesh\"), got source \"" +
-                       source_name(source) + "\"");
-    if (source == ExportSource::Points && format != ExportFormat::Ply)
-      throw UsageError(std::string("source \"points\" (a point cloud) exports to ply only, not ") +
-                       fmt);
-    if (source == ExportSource::Mesh) {
-      if (!has_points)
-        throw IoError(where + "/points/position: no such dataset: " + fmt +
-                      " needs the mesh's vertices");
-      if (topology.empty())
-        throw IoError(where +
-                      "/topology: the sequence has no topology (triangles, quads or "
-                      "tetrahedra), which " +
-                      fmt + " needs for a mesh" +
-                      (format == ExportFormat::Pc2 || format == ExportFormat::Mdd
-                           ? std::string()
-                           : std::string("; to mesh particles through a level set, set "
-                                         "source = \"particles\"")));
-    }
-    if (source == ExportSource::Particles && !has_points)
-      throw IoError(where + "/points/position: no such dataset: source \"particles\" needs it");
-    if (source == ExportSource::Grid && !has_grid) throw IoError(where + grid_problem);
-    job.source = source;
-    job.grid = grid;
-    job.topology = topology;
-
-    // Frames: every one asked for must be in the cache; then this shard's part.
-    std::vector<std::size_t> indices;
-    if (params.frames.empty()) {
-      for (std::size_t i = 0; i < seq.frame_count(); ++i) indices.push_back(i);
-    } else {
-      for (std::int64_t f : params.frames) {
-        const auto idx = seq.frame_index(f);
-        if (!idx)
-          throw IoError(where + "/frame: frame " + std::to_string(f) +
-                        " is not in the cache (it has " + frames_text(seq.frames()) + ")");
-        indices.push_back(*idx);
-      }
-    }
-    const std::size_t n = indices.size();
-    job.job_frames = n;
-    const std::size_t b = n * static_cast<std::size_t>(params.shard_index - 1) /
-                          static_cast<std::size_t>(params.shard_count);
-    const std::size_t e = n * static_cast<std::size_t>(params.shard_index) /
-                          static_cast<std::size_t>(params.shard_count);
-    job.indices.assign(indices.begin() + static_cast<std::ptrdiff_t>(b),
-                       indices.begin() + static_cast<std::ptrdiff_t>(e));
-    if (job.indices.empty() && params.shard_count == 1)
-      throw IoError(where + "/frame: the sequence has no frames to export");
-    if (format == ExportFormat::Pc2 && job.indices.size() > 1) {
-      const std::int64_t step = seq.frames()[job.indices[1]] - seq.frames()[job.indices[0]];
-      for (std::size_t i = 1; i < job.indices.size(); ++i)
-        if (seq.frames()[job.indices[i]] - seq.frames()[job.indices[i - 1]] != step)
-          throw UsageError("--frames: pc2 stores evenly spaced samples; frames " +
-                           std::to_string(seq.frames()[job.indices[i - 1]]) + " and " +
-                           std::to_string(seq.frames()[job.indices[i]]) + " break the step of " +
-                           std::to_string(step));
-    }
-
-    // Per-vertex attributes: only where the files have the cache's vertices and room for them.
-    const bool cache_vertices = source == ExportSource::Mesh || source == ExportSource::Points;
-    const bool has_room =
-        format == ExportFormat::Ply || format == ExportFormat::Usda || format == ExportFormat::Xdmf;
-    auto check_attribute = [&](const std::string& a, bool scalar) {
-      const std::string path = "points/" + a;
-      if (!seq.has(path))
-        throw IoError(where + "/" + path +
-                      ": no such point array (attributes in the config); "
-                      "the sequence has: " +
-                      [&] {
-                        std::string s;
-                        for (const auto& p : seq.point_arrays()) s += (s.empty() ? "" : ", ") + p;
-                        return s.empty() ? std::string("none") : s;
-                      }());
-      const Shape shape = seq.shape(path);
-      std::size_t comps = 1;
-      for (std::size_t i = seq.is_per_frame(path) ? 2 : 1; i < shape.size(); ++i) comps *= shape[i];
-      if (scalar && comps != 1)
-        throw IoError(where + "/" + path + ": expected one value per vertex for colours, got " +
-                      std::to_string(comps) + " " + shape_string(shape));
-      if (format == ExportFormat::Usda && comps != 1 && comps != 3)
-        throw IoError(where + "/" + path + ": usda primvars take 1 or 3 values per vertex, got " +
-                      std::to_string(comps));
-    };
-    if (!params.attributes.empty() || !params.color.attribute.empty()) {
-      if (format == ExportFormat::Xdmf) {
-        for (const auto& a : params.attributes) check_attribute(a, false);
-        job.attributes = params.attributes;
-      } else if (!has_room || !cache_vertices) {
-        if (note)
-          note(std::string("attributes and colours are not written to ") + fmt +
-               (has_room ? " from a level-set mesh (its vertices are not the cache's)"
-                         : " (the format has no room for them; use ply or usda)"));
-      } else {
-        for (const auto& a : params.attributes) check_attribute(a, false);
-        job.attributes = params.attributes;
-        if (!params.color.attribute.empty()) {
-          check_attribute(params.color.attribute, true);
-          job.color = params.color.attribute;
-        }
-      }
-    }
-
-    // Texture coordinates: a mesh format's vertices and faces are the cache's, so its
-    // face-varying uv/ or its static points/uv (docs/cache-format.md) go with them. Another
-    // writer's points/uv of another shape is left out with a note: the export worked before
-    // texture coordinates were written, and still does.
-    if (params.uv && source == ExportSource::Mesh && format != ExportFormat::Vdb &&
-        format != ExportFormat::Xdmf && topology != "tetrahedra" && seq.has("uv/coordinates")) {
-      const bool tris = topology != "quads", quads = topology != "triangles";
-      const char* missing = tris && !seq.has("uv/triangles") ? "triangles"
-                            : quads && !seq.has("uv/quads")  ? "quads"
-                                                             : nullptr;
-      if (missing) {
-        if (note)
-          note(where + "/uv: not written, it has no uv/" + missing +
-               " for the sequence's topology/" + missing);
-      } else {
-        job.uv = UvSource::Corner;
-        if (format == ExportFormat::Ply) {
-          PolygonMesh faces;
-          if (tris) {
-            faces.triangles = seq.topology("triangles");
-            faces.uv_triangles = seq.uv_corners("triangles");
-          }
-          if (quads) {
-            faces.quads = seq.topology("quads");
-            faces.uv_quads = seq.uv_corners("quads");
-          }
-          faces.uv = seq.uv_coordinates().cast<float>();
-          const auto points = static_cast<Eigen::Index>(seq.point_count());
-          const SeamSplit split = split_uv_seams(faces, points);
-          if (note && split.seam_vertices > 0)
-            note(where + "/uv: " + std::to_string(split.seam_vertices) +
-                 " vertices lie on a seam and PLY holds one texture coordinate per vertex: the " +
-                 std::to_string(split.copied.size()) + " copies they need follow the cache's " +
-                 std::to_string(points) + " vertices");
-        }
-      }
-    } else if (params.uv && source == ExportSource::Mesh && seq.has("points/uv") &&
-               format != ExportFormat::Vdb && format != ExportFormat::Xdmf) {
-      const Shape shape = seq.shape("points/uv");
-      if (seq.is_per_frame("points/uv") || shape.size() != 2 || shape[1] != 2 ||
-          shape[0] != seq.point_count()) {
-        if (note)
-          note(where + "/points/uv: not written, expected static texture coordinates [" +
-               std::to_string(seq.point_count()) + ", 2], got " +
-               (seq.is_per_frame("points/uv") ? "per-frame " : "") + shape_string(shape));
-      } else {
-        job.uv = UvSource::Vertex;
-      }
-    }
-    // A level set's mesh is new every frame: no map can follow it.
-    if (params.uv && params.uv_projection == UvProjection::Box && note &&
-        (source == ExportSource::Grid || source == ExportSource::Particles) &&
-        format != ExportFormat::Vdb && format != ExportFormat::Xdmf)
-      note(where +
-           ": uv_projection box: not applied to the mesh of a level set, whose faces change "
-           "every frame (a texture could not stay on them)");
-    // A mesh without them can get them by box projection of its rest pose.
-    if (params.uv && params.uv_projection == UvProjection::Box && job.uv == UvSource::None &&
-        source == ExportSource::Mesh && format != ExportFormat::Vdb &&
-        format != ExportFormat::Xdmf) {
-      job.uv = UvSource::Box;
-      if (note && format == ExportFormat::Ply)
-        note(where +
-             ": uv_projection box: PLY holds one texture coordinate per vertex, so the vertices "
-             "on the projection's seams are copied after the cache's");
-      if (note && !seq.has("rest/position"))
-        note(where +
-             "/rest/position: none; uv_projection box projects the sequence's first "
-             "frame");
-    }
-
-    // Level sets from particles or meshes need a voxel size and a radius: resolve them now, so a
-    // bad combination fails before any file is written.
-    const bool needs_voxel = (source == ExportSource::Particles) ||
-                             (format == ExportFormat::Vdb && source == ExportSource::Mesh);
-    if (needs_voxel && !job.indices.empty()) {
-      // The first exported frame, read once for the voxel size and the band check.
-      const FrameSource src(seq, job, params.input.string() + ": /sequences/" + job.sequence);
-      const std::size_t first = job.indices.front();
-      std::optional<PolygonMesh> first_mesh;
-      const auto first_frame = [&]() -> const PolygonMesh& {
-        if (!first_mesh) first_mesh = src.mesh(first);
-        return *first_mesh;
-      };
-      job.voxel_size = params.level_set.voxel_size;
-      if (!(job.voxel_size > 0)) {
-        // From the sequence, never from the frames exported: every shard and frame range of a
-        // farm job must get the same voxel size (it was each shard's first frame's).
-        const Attributes attrs = seq.attributes();
-        double spacing = 0;
-        std::string how;
-        for (const char* name : {"particle_spacing", "l0"}) {  // l0: mps-gen's lattice
-          auto it = attrs.find(name);
-          if (it == attrs.end() || spacing > 0) continue;
-          if (const auto* d = std::get_if<double>(&it->second)) spacing = *d;
-          how = std::string("the sequence's ") + name;
-        }
-        if (!(spacing > 0)) {
-          const PolygonMesh m = src.mesh(0);
-          spacing =
-              source == ExportSource::Mesh ? mean_edge_length(m) : mean_nearest_distance(m.points);
-          how = source == ExportSource::Mesh ? "the mean edge length" : "the mean particle spacing";
-          how += " of the sequence's first frame, " + std::to_string(seq.frames()[0]);
-        }
-        if (!(spacing > 0))
-          throw IoError(where +
-                        "/points/position: cannot derive a voxel size (all points "
-                        "coincide); set level_set.voxel_size");
-        job.voxel_size = spacing / 2;
-        char size[32];
-        std::snprintf(size, sizeof size, "%.6g", job.voxel_size);
-        // A body of micrometres passed the dry run and failed at its first frame with OpenVDB's
-        // bare "ArithmeticError: Non-zero scale values required".
-        if (job.voxel_size < kMinVoxelSize)
-          throw ConfigError(ConfigError::FreeText{}, params.config_origin({"level_set.voxel_size"}),
-                            "/level_set/voxel_size",
-                            "0 (automatic) gives half " + how + ", " + size +
-                                " m, below OpenVDB's smallest voxel size (2e-5 m): set a "
-                                "voxel size of at least 2e-5 m, or export a cache in metres");
-        if (note)
-          note("/sequences/" + job.sequence + ": level_set.voxel_size = " + size + " m (half " +
-               how + ")");
-      }
-      job.radius = params.level_set.radius > 0 ? params.level_set.radius : 2 * job.voxel_size;
-      if (source == ExportSource::Mesh)
-        check_band_voxels(first_frame(), job.voxel_size, params,
-                          params.input.string() + ": /sequences/" + job.sequence + ": frame " +
-                              std::to_string(seq.frames()[first]),
-                          true);
-      if (source == ExportSource::Particles && job.radius < 1.5 * job.voxel_size * (1 - 1e-9))
-        throw ConfigError(ConfigError::FreeText{}, params.config_origin({"level_set.radius"}),
-                          "/level_set/radius",
-                          "expected at least 1.5 voxels (" + std::to_string(1.5 * job.voxel_size) +
-                              " m at a voxel size of " + std::to_string(job.voxel_size) +
-                              " m; OpenVDB skips smaller particles), got " +
-                              std::to_string(job.radius) + " m");
-    }
-    // A mesh of a level set exists only within its narrow band: an iso value beyond it gave empty
-    // files with exit 0.
-    const bool meshes_level_set =
-        format != ExportFormat::Vdb && format != ExportFormat::Xdmf &&
-        (source == ExportSource::Particles || source == ExportSource::Grid) && !job.indices.empty();
-    if (meshes_level_set) {
-      double band = 0;
-      if (source == ExportSource::Grid) {
-        const GridSpec g = seq.grid_spec(job.grid);
-        band = g.background * g.voxel_size;
-      } else {
-        band = params.level_set.half_width * job.voxel_size;
-      }
-      if (!(std::abs(params.meshing.iso_value) < band))
-        throw ConfigError(
-            ConfigError::FreeText{},
-            params.config_origin(
-                source == ExportSource::Grid
-                    ? std::vector<std::string>{"meshing.iso_value"}
-                    : std::vector<std::string>{"meshing.iso_value", "level_set.half_width"}),
-            "/meshing/iso_value",
-            "expected a value inside the level set's narrow band, |iso_value| < " +
-                std::to_string(band) + " m, got " + std::to_string(params.meshing.iso_value));
-    }
-
-    // Output files.
-    std::filesystem::path out = expand_sequence(output, job.sequence, readers.size() > 1);
-    // Numbered by the whole export's frames, not this shard's: a shard of one frame wrote the
-    // bare name, and every such shard replaced the last one's file.
-    if (per_frame && job.job_frames > 1 && !has_frame_token(out)) {
-      out = with_frame_token(out);
-      if (note) note("-o has no frame token: writing " + out.string());
-    }
-    job.output = out;
-    if (per_frame) {
-      for (std::size_t idx : job.indices)
-        job.files.push_back(has_frame_token(out) ? expand_frame(out, seq.frames()[idx]) : out);
-    } else if (!job.indices.empty()) {
-      job.files.push_back(out);
-      if (format == ExportFormat::Pc2 || format == ExportFormat::Mdd) {
-        job.mesh_output = replace_extension(out, ".obj");
-        job.files.push_back(job.mesh_output);
-      }
-    }
-    jobs.push_back(std::move(job));
   }
+  const std::size_t n = indices.size();
+  job.job_frames = n;
+  const std::size_t b = n * static_cast<std::size_t>(params.shard_index - 1) /
+                        static_cast<std::size_t>(params.shard_count);
+  const std::size_t e = n * static_cast<std::size_t>(params.shard_index) /
+                        static_cast<std::size_t>(params.shard_count);
+  job.indices.assign(indices.begin() + static_cast<std::ptrdiff_t>(b),
+                     indices.begin() + static_cast<std::ptrdiff_t>(e));
+  if (job.indices.empty() && params.shard_count == 1)
+    throw IoError(where + "/frame: the sequence has no frames to export");
+  if (format == ExportFormat::Pc2 && job.indices.size() > 1) {
+    const std::int64_t step = seq.frames()[job.indices[1]] - seq.frames()[job.indices[0]];
+    for (std::size_t i = 1; i < job.indices.size(); ++i)
+      if (seq.frames()[job.indices[i]] - seq.frames()[job.indices[i - 1]] != step)
+        throw UsageError("--frames: pc2 stores evenly spaced samples; frames " +
+                         std::to_string(seq.frames()[job.indices[i - 1]]) + " and " +
+                         std::to_string(seq.frames()[job.indices[i]]) + " break the step of " +
+                         std::to_string(step));
+  }
+}
 
+/// Sets job.attributes and job.color where the format has room for them.
+void plan_attributes(const MeshExportParams& params, const SequenceReader& seq, ExportFormat format,
+                     const std::string& where, const NoteCallback& note, Job& job) {
+  const ExportSource source = job.source;
+  const std::string fmt = format_name(format);
+  // Per-vertex attributes: only where the files have the cache's vertices and room for them.
+  const bool cache_vertices = source == ExportSource::Mesh || source == ExportSource::Points;
+  const bool has_room =
+      format == ExportFormat::Ply || format == ExportFormat::Usda || format == ExportFormat::Xdmf;
+  auto check_attribute = [&](const std::string& a, bool scalar) {
+    const std::string path = "points/" + a;
+    if (!seq.has(path))
+      throw IoError(where + "/" + path +
+                    ": no such point array (attributes in the config); "
+                    "the sequence has: " +
+                    [&] {
+                      std::string s;
+                      for (const auto& p : seq.point_arrays()) s += (s.empty() ? "" : ", ") + p;
+                      return s.empty() ? std::string("none") : s;
+                    }());
+    const Shape shape = seq.shape(path);
+    std::size_t comps = 1;
+    for (std::size_t i = seq.is_per_frame(path) ? 2 : 1; i < shape.size(); ++i) comps *= shape[i];
+    if (scalar && comps != 1)
+      throw IoError(where + "/" + path + ": expected one value per vertex for colours, got " +
+                    std::to_string(comps) + " " + shape_string(shape));
+    if (format == ExportFormat::Usda && comps != 1 && comps != 3)
+      throw IoError(where + "/" + path + ": usda primvars take 1 or 3 values per vertex, got " +
+                    std::to_string(comps));
+  };
+  if (!params.attributes.empty() || !params.color.attribute.empty()) {
+    if (format == ExportFormat::Xdmf) {
+      for (const auto& a : params.attributes) check_attribute(a, false);
+      job.attributes = params.attributes;
+    } else if (!has_room || !cache_vertices) {
+      if (note)
+        note(std::string("attributes and colours are not written to ") + fmt +
+             (has_room ? " from a level-set mesh (its vertices are not the cache's)"
+                       : " (the format has no room for them; use ply or usda)"));
+    } else {
+      for (const auto& a : params.attributes) check_attribute(a, false);
+      job.attributes = params.attributes;
+      if (!params.color.attribute.empty()) {
+        check_attribute(params.color.attribute, true);
+        job.color = params.color.attribute;
+      }
+    }
+  }
+}
+
+/// Sets job.uv: the cache's texture coordinates, or a box projection, or none.
+void plan_texture_coordinates(const MeshExportParams& params, const SequenceReader& seq,
+                              ExportFormat format, const std::string& where,
+                              const NoteCallback& note, Job& job) {
+  const ExportSource source = job.source;
+  const std::string& topology = job.topology;
+  // Texture coordinates: a mesh format's vertices and faces are the cache's, so its
+  // face-varying uv/ or its static points/uv (docs/cache-format.md) go with them. Another
+  // writer's points/uv of another shape is left out with a note: the export worked before
+  // texture coordinates were written, and still does.
+  if (params.uv && source == ExportSource::Mesh && format != ExportFormat::Vdb &&
+      format != ExportFormat::Xdmf && topology != "tetrahedra" && seq.has("uv/coordinates")) {
+    const bool tris = topology != "quads", quads = topology != "triangles";
+    const char* missing = tris && !seq.has("uv/triangles") ? "triangles"
+                          : quads && !seq.has("uv/quads")  ? "quads"
+                                                           : nullptr;
+    if (missing) {
+      if (note)
+        note(where + "/uv: not written, it has no uv/" + missing + " for the sequence's topology/" +
+             missing);
+    } else {
+      job.uv = UvSource::Corner;
+      if (format == ExportFormat::Ply) {
+        PolygonMesh faces;
+        if (tris) {
+          faces.triangles = seq.topology("triangles");
+          faces.uv_triangles = seq.uv_corners("triangles");
+        }
+        if (quads) {
+          faces.quads = seq.topology("quads");
+          faces.uv_quads = seq.uv_corners("quads");
+        }
+        faces.uv = seq.uv_coordinates().cast<float>();
+        const auto points = static_cast<Eigen::Index>(seq.point_count());
+        const SeamSplit split = split_uv_seams(faces, points);
+        if (note && split.seam_vertices > 0)
+          note(where + "/uv: " + std::to_string(split.seam_vertices) +
+               " vertices lie on a seam and PLY holds one texture coordinate per vertex: the " +
+               std::to_string(split.copied.size()) + " copies they need follow the cache's " +
+               std::to_string(points) + " vertices");
+      }
+    }
+  } else if (params.uv && source == ExportSource::Mesh && seq.has("points/uv") &&
+             format != ExportFormat::Vdb && format != ExportFormat::Xdmf) {
+    const Shape shape = seq.shape("points/uv");
+    if (seq.is_per_frame("points/uv") || shape.size() != 2 || shape[1] != 2 ||
+        shape[0] != seq.point_count()) {
+      if (note)
+        note(where + "/points/uv: not written, expected static texture coordinates [" +
+             std::to_string(seq.point_count()) + ", 2], got " +
+             (seq.is_per_frame("points/uv") ? "per-frame " : "") + shape_string(shape));
+    } else {
+      job.uv = UvSource::Vertex;
+    }
+  }
+  // A level set's mesh is new every frame: no map can follow it.
+  if (params.uv && params.uv_projection == UvProjection::Box && note &&
+      (source == ExportSource::Grid || source == ExportSource::Particles) &&
+      format != ExportFormat::Vdb && format != ExportFormat::Xdmf)
+    note(where +
+         ": uv_projection box: not applied to the mesh of a level set, whose faces change "
+         "every frame (a texture could not stay on them)");
+  // A mesh without them can get them by box projection of its rest pose.
+  if (params.uv && params.uv_projection == UvProjection::Box && job.uv == UvSource::None &&
+      source == ExportSource::Mesh && format != ExportFormat::Vdb && format != ExportFormat::Xdmf) {
+    job.uv = UvSource::Box;
+    if (note && format == ExportFormat::Ply)
+      note(where +
+           ": uv_projection box: PLY holds one texture coordinate per vertex, so the vertices "
+           "on the projection's seams are copied after the cache's");
+    if (note && !seq.has("rest/position"))
+      note(where +
+           "/rest/position: none; uv_projection box projects the sequence's first "
+           "frame");
+  }
+}
+
+/// Sets job.voxel_size and job.radius for a level set, and checks the meshing's iso value.
+void plan_level_set(const MeshExportParams& params, const SequenceReader& seq, ExportFormat format,
+                    const std::string& where, const NoteCallback& note, Job& job) {
+  const ExportSource source = job.source;
+  // Level sets from particles or meshes need a voxel size and a radius: resolve them now, so a
+  // bad combination fails before any file is written.
+  const bool needs_voxel = (source == ExportSource::Particles) ||
+                           (format == ExportFormat::Vdb && source == ExportSource::Mesh);
+  if (needs_voxel && !job.indices.empty()) {
+    // The first exported frame, read once for the voxel size and the band check.
+    const FrameSource src(seq, job, params.input.string() + ": /sequences/" + job.sequence);
+    const std::size_t first = job.indices.front();
+    std::optional<PolygonMesh> first_mesh;
+    const auto first_frame = [&]() -> const PolygonMesh& {
+      if (!first_mesh) first_mesh = src.mesh(first);
+      return *first_mesh;
+    };
+    job.voxel_size = params.level_set.voxel_size;
+    if (!(job.voxel_size > 0)) {
+      // From the sequence, never from the frames exported: every shard and frame range of a
+      // farm job must get the same voxel size (it was each shard's first frame's).
+      const Attributes attrs = seq.attributes();
+      double spacing = 0;
+      std::string how;
+      for (const char* name : {"particle_spacing", "l0"}) {  // l0: mps-gen's lattice
+        auto it = attrs.find(name);
+        if (it == attrs.end() || spacing > 0) continue;
+        if (const auto* d = std::get_if<double>(&it->second)) spacing = *d;
+        how = std::string("the sequence's ") + name;
+      }
+      if (!(spacing > 0)) {
+        const PolygonMesh m = src.mesh(0);
+        spacing =
+            source == ExportSource::Mesh ? mean_edge_length(m) : mean_nearest_distance(m.points);
+        how = source == ExportSource::Mesh ? "the mean edge length" : "the mean particle spacing";
+        how += " of the sequence's first frame, " + std::to_string(seq.frames()[0]);
+      }
+      if (!(spacing > 0))
+        throw IoError(where +
+                      "/points/position: cannot derive a voxel size (all points "
+                      "coincide); set level_set.voxel_size");
+      job.voxel_size = spacing / 2;
+      char size[32];
+      std::snprintf(size, sizeof size, "%.6g", job.voxel_size);
+      // A body of micrometres passed the dry run and failed at its first frame with OpenVDB's
+      // bare "ArithmeticError: Non-zero scale values required".
+      if (job.voxel_size < kMinVoxelSize)
+        throw ConfigError(ConfigError::FreeText{}, params.config_origin({"level_set.voxel_size"}),
+                          "/level_set/voxel_size",
+                          "0 (automatic) gives half " + how + ", " + size +
+                              " m, below OpenVDB's smallest voxel size (2e-5 m): set a "
+                              "voxel size of at least 2e-5 m, or export a cache in metres");
+      if (note)
+        note("/sequences/" + job.sequence + ": level_set.voxel_size = " + size + " m (half " + how +
+             ")");
+    }
+    job.radius = params.level_set.radius > 0 ? params.level_set.radius : 2 * job.voxel_size;
+    if (source == ExportSource::Mesh)
+      check_band_voxels(first_frame(), job.voxel_size, params,
+                        params.input.string() + ": /sequences/" + job.sequence + ": frame " +
+                            std::to_string(seq.frames()[first]),
+                        true);
+    if (source == ExportSource::Particles && job.radius < 1.5 * job.voxel_size * (1 - 1e-9))
+      throw ConfigError(
+          ConfigError::FreeText{}, params.config_origin({"level_set.radius"}), "/level_set/radius",
+          "expected at least 1.5 voxels (" + std::to_string(1.5 * job.voxel_size) +
+              " m at a voxel size of " + std::to_string(job.voxel_size) +
+              " m; OpenVDB skips smaller particles), got " + std::to_string(job.radius) + " m");
+  }
+  // A mesh of a level set exists only within its narrow band: an iso value beyond it gave empty
+  // files with exit 0.
+  const bool meshes_level_set =
+      format != ExportFormat::Vdb && format != ExportFormat::Xdmf &&
+      (source == ExportSource::Particles || source == ExportSource::Grid) && !job.indices.empty();
+  if (meshes_level_set) {
+    double band = 0;
+    if (source == ExportSource::Grid) {
+      const GridSpec g = seq.grid_spec(job.grid);
+      band = g.background * g.voxel_size;
+    } else {
+      band = params.level_set.half_width * job.voxel_size;
+    }
+    if (!(std::abs(params.meshing.iso_value) < band))
+      throw ConfigError(
+          ConfigError::FreeText{},
+          params.config_origin(
+              source == ExportSource::Grid
+                  ? std::vector<std::string>{"meshing.iso_value"}
+                  : std::vector<std::string>{"meshing.iso_value", "level_set.half_width"}),
+          "/meshing/iso_value",
+          "expected a value inside the level set's narrow band, |iso_value| < " +
+              std::to_string(band) + " m, got " + std::to_string(params.meshing.iso_value));
+  }
+}
+
+Job plan_job(const MeshExportParams& params, const SequenceReader& seq, ExportFormat format,
+             const std::filesystem::path& output, bool several, const NoteCallback& note) {
+  const std::string in = params.input.string();
+  const bool per_frame = per_frame_format(format);
+  Job job;
+  job.sequence = seq.name();
+  const std::string where = in + ": /sequences/" + job.sequence;
+  const bool has_points = seq.has("points/position");
+  std::string topology;
+  if (seq.has("topology/triangles") && seq.has("topology/quads"))
+    topology = "both";
+  else if (seq.has("topology/triangles"))
+    topology = "triangles";
+  else if (seq.has("topology/quads"))
+    topology = "quads";
+  else if (seq.has("topology/tetrahedra"))
+    topology = "tetrahedra";
+  const bool has_mesh = has_points && !topology.empty();
+
+  // The level-set grid: the configured one, else "surface", else the only level set. A grid
+  // that is missing or not a level set matters only if the export needs it (below).
+  std::string grid = params.grid;
+  std::string grid_problem;
+  if (grid.empty()) {
+    std::vector<std::string> level_sets;
+    for (const auto& g : seq.grids())
+      if (seq.grid_spec(g).grid_class == GridClass::LevelSet) level_sets.push_back(g);
+    if (std::find(level_sets.begin(), level_sets.end(), "surface") != level_sets.end())
+      grid = "surface";
+    else if (level_sets.size() == 1)
+      grid = level_sets.front();
+    else
+      grid_problem = "/grids: " + (level_sets.empty() ? std::string("no level-set grid")
+                                                      : std::to_string(level_sets.size()) +
+                                                            " level-set grids: set grid in "
+                                                            "the config");
+  } else if (!seq.has("grids/" + grid)) {
+    grid_problem = "/grids/" + grid + ": no such grid (grid in the config)";
+    grid.clear();
+  } else if (seq.grid_spec(grid).grid_class != GridClass::LevelSet) {
+    grid_problem = "/grids/" + grid + ": class density: only level sets export";
+    grid.clear();
+  }
+  const bool has_grid = !grid.empty();
+
+  // The source: what the format can take from what the sequence has.
+  ExportSource source = params.source;
+  const bool grid_format = format == ExportFormat::Obj || format == ExportFormat::Ply ||
+                           format == ExportFormat::Usda || format == ExportFormat::Vdb;
+  if (source == ExportSource::Auto && !params.grid.empty() && grid_format)
+    source = ExportSource::Grid;  // a grid named in the config is what the user wants
+  if (source == ExportSource::Auto) {
+    switch (format) {
+      case ExportFormat::Obj:
+      case ExportFormat::Usda:
+        source = has_mesh ? ExportSource::Mesh : has_grid ? ExportSource::Grid : ExportSource::Mesh;
+        break;
+      case ExportFormat::Ply:
+        source = has_mesh   ? ExportSource::Mesh
+                 : has_grid ? ExportSource::Grid
+                            : ExportSource::Points;
+        break;
+      case ExportFormat::Pc2:
+      case ExportFormat::Mdd:
+        source = ExportSource::Mesh;
+        break;
+      case ExportFormat::Vdb:
+        source = has_grid   ? ExportSource::Grid
+                 : has_mesh ? ExportSource::Mesh
+                            : ExportSource::Particles;
+        break;
+      case ExportFormat::Xdmf:
+        source = ExportSource::Auto;  // the sidecar describes the whole sequence
+        break;
+    }
+  }
+  const std::string fmt = format_name(format);
+  if ((format == ExportFormat::Pc2 || format == ExportFormat::Mdd) && source != ExportSource::Mesh)
+    throw UsageError(fmt + " needs a fixed-topology mesh (source \"mesh\"), got source \"" +
+                     source_name(source) + "\"");
+  if (source == ExportSource::Points && format != ExportFormat::Ply)
+    throw UsageError(std::string("source \"points\" (a point cloud) exports to ply only, not ") +
+                     fmt);
+  if (source == ExportSource::Mesh) {
+    if (!has_points)
+      throw IoError(where + "/points/position: no such dataset: " + fmt +
+                    " needs the mesh's vertices");
+    if (topology.empty())
+      throw IoError(where +
+                    "/topology: the sequence has no topology (triangles, quads or "
+                    "tetrahedra), which " +
+                    fmt + " needs for a mesh" +
+                    (format == ExportFormat::Pc2 || format == ExportFormat::Mdd
+                         ? std::string()
+                         : std::string("; to mesh particles through a level set, set "
+                                       "source = \"particles\"")));
+  }
+  if (source == ExportSource::Particles && !has_points)
+    throw IoError(where + "/points/position: no such dataset: source \"particles\" needs it");
+  if (source == ExportSource::Grid && !has_grid) throw IoError(where + grid_problem);
+  job.source = source;
+  job.grid = grid;
+  job.topology = topology;
+
+  plan_frames(params, seq, format, where, job);
+  plan_attributes(params, seq, format, where, note, job);
+  plan_texture_coordinates(params, seq, format, where, note, job);
+  plan_level_set(params, seq, format, where, note, job);
+
+  // Output files.
+  std::filesystem::path out = expand_sequence(output, job.sequence, several);
+  // Numbered by the whole export's frames, not this shard's: a shard of one frame wrote the
+  // bare name, and every such shard replaced the last one's file.
+  if (per_frame && job.job_frames > 1 && !has_frame_token(out)) {
+    out = with_frame_token(out);
+    if (note) note("-o has no frame token: writing " + out.string());
+  }
+  job.output = out;
+  if (per_frame) {
+    for (std::size_t idx : job.indices)
+      job.files.push_back(has_frame_token(out) ? expand_frame(out, seq.frames()[idx]) : out);
+  } else if (!job.indices.empty()) {
+    job.files.push_back(out);
+    if (format == ExportFormat::Pc2 || format == ExportFormat::Mdd) {
+      job.mesh_output = replace_extension(out, ".obj");
+      job.files.push_back(job.mesh_output);
+    }
+  }
+  return job;
+}
+
+/// The files the jobs would write: no two the same, none the input, none on a directory or
+/// device, every directory writable. Counts them and the frames.
+MeshExportResult check_outputs(const MeshExportParams& params, const std::vector<Job>& jobs) {
   // No two sequences may write the same file; no file may land on a directory or device; every
   // output directory must take files.
   MeshExportResult result;
@@ -829,155 +852,178 @@ MeshExportResult export_cache(const MeshExportParams& params, const Provenance& 
     }
   for (const auto& [dir, file] : dirs) check_writable_directory(file);  // names a real output
   for (const Job& job : jobs) result.frames += job.indices.size();
+  return result;
+}
+
+/// Writes one job's files, calling `tick` once per frame written.
+void write_job(const MeshExportParams& params, const Provenance& prov, ExportFormat format,
+               const Job& job, const SequenceReader& seq, const std::function<void()>& tick,
+               const NoteCallback& note) {
+  const std::string in = params.input.string();
+  if (job.indices.empty()) return;
+  // Times go into MDD, XDMF and USDA: a damaged one is named, not written as nan.
+  for (std::size_t f : job.indices)
+    if (!std::isfinite(seq.times()[f]))
+      throw IoError(in + ": /sequences/" + job.sequence + "/time: frame " +
+                    std::to_string(seq.frames()[f]) + " has a time that is not finite");
+  const auto& frames = seq.frames();
+  auto metadata = [&](std::optional<std::size_t> f) {
+    Metadata m{{"generator", prov.generator}};
+    if (!prov.command_line.empty()) m.emplace_back("command_line", prov.command_line);
+    m.emplace_back("config", prov.config_json);
+    m.emplace_back("source", in + " /sequences/" + job.sequence +
+                                 (f ? " frame " + std::to_string(frames[*f]) : std::string()));
+    return m;
+  };
+
+  if (format == ExportFormat::Xdmf) {
+    write_xdmf(job.output, params.input, job.sequence, job.indices, job.attributes, metadata({}));
+    for (std::size_t i = 0; i < job.indices.size(); ++i) tick();
+    return;
+  }
+
+  const FrameSource src(seq, job, params.input.string() + ": /sequences/" + job.sequence);
+  if (note && src.left_out() > 0)
+    note("/sequences/" + job.sequence + ": the files hold the " +
+         std::to_string(src.point_count()) +
+         " vertices of the boundary surface, in the cache's order; the " +
+         std::to_string(src.left_out()) + " inside the tetrahedral mesh are left out");
+  // Colour range: configured, else the first exported frame's.
+  double lo = params.color.min, hi = params.color.max;
+  if (!job.color.empty() && !(hi > lo)) {
+    const VertexAttribute a = src.attribute(job.color, job.indices.front());
+    lo = a.values.size() ? a.values.minCoeff() : 0.0;
+    hi = a.values.size() ? a.values.maxCoeff() : 1.0;
+    if (!(hi > lo)) hi = lo + 1;
+    if (note)
+      note("/sequences/" + job.sequence + ": colour range of " + job.color + ": [" +
+           std::to_string(lo) + ", " + std::to_string(hi) + "] (frame " +
+           std::to_string(frames[job.indices.front()]) + ")");
+  }
+  auto frame_mesh = [&](std::size_t f) {
+    if (job.source == ExportSource::Mesh || job.source == ExportSource::Points) return src.mesh(f);
+    return mesh_from_level_set(src.level_set(f, params, note), params.meshing.iso_value,
+                               params.meshing.adaptivity);
+  };
+  auto frame_attributes = [&](std::size_t f) {
+    std::vector<VertexAttribute> out;
+    for (const auto& a : job.attributes) out.push_back(src.attribute(a, f));
+    return out;
+  };
+  auto frame_colors = [&](std::size_t f) -> std::optional<VertexColors> {
+    if (job.color.empty()) return std::nullopt;
+    const VertexAttribute a = src.attribute(job.color, f);
+    return colors_from_scalar(a.values.col(0), lo, hi);
+  };
+
+  switch (format) {
+    case ExportFormat::Obj:
+    case ExportFormat::Ply:
+    case ExportFormat::Vdb:
+      for (std::size_t i = 0; i < job.indices.size(); ++i) {
+        const std::size_t f = job.indices[i];
+        const auto& path = job.files[i];
+        if (format == ExportFormat::Vdb) {
+          write_vdb(path, src.level_set(f, params, note), metadata(f));
+        } else if (format == ExportFormat::Obj) {
+          write_obj(path, frame_mesh(f), job.sequence, metadata(f), params.smooth_shading);
+        } else {
+          const auto colors = frame_colors(f);
+          write_ply(path, frame_mesh(f), frame_attributes(f), colors ? &*colors : nullptr,
+                    metadata(f), params.smooth_shading);
+        }
+        tick();
+      }
+      break;
+    case ExportFormat::Pc2:
+    case ExportFormat::Mdd: {
+      const std::size_t n = src.point_count();
+      std::unique_ptr<Pc2Writer> pc2;
+      std::unique_ptr<MddWriter> mdd;
+      if (format == ExportFormat::Pc2) {
+        const double step =
+            job.indices.size() > 1
+                ? static_cast<double>(frames[job.indices[1]] - frames[job.indices[0]])
+                : 1.0;
+        pc2 = std::make_unique<Pc2Writer>(job.output, n, job.indices.size(),
+                                          static_cast<double>(frames[job.indices.front()]), step);
+      } else {
+        std::vector<double> times;
+        for (std::size_t f : job.indices) times.push_back(seq.times()[f]);
+        mdd = std::make_unique<MddWriter>(job.output, n, times);
+      }
+      for (std::size_t f : job.indices) {
+        const Points3 x = src.positions(f);
+        if (pc2)
+          pc2->write_frame(x);
+        else
+          mdd->write_frame(x);
+        tick();
+      }
+      if (pc2) pc2->commit();
+      if (mdd) mdd->commit();
+      // The mesh last, so that a failed cache leaves neither file; a failed mesh takes the
+      // committed cache with it (a point cache without its mesh cannot be imported).
+      try {
+        write_obj(job.mesh_output, src.mesh(job.indices.front()), job.sequence,
+                  metadata(job.indices.front()), params.smooth_shading);
+      } catch (...) {
+        std::error_code ec;
+        std::filesystem::remove(job.output, ec);
+        throw;
+      }
+      break;
+    }
+    case ExportFormat::Usda: {
+      UsdaStage stage;
+      stage.start_time_code = static_cast<double>(frames[job.indices.front()]);
+      stage.end_time_code = static_cast<double>(frames[job.indices.back()]);
+      stage.time_codes_per_second = seq.frame_rate();
+      stage.up_axis = params.up_axis;
+      stage.metadata = metadata({});
+      UsdaWriter usda(job.output, stage, job.sequence, job.source != ExportSource::Mesh,
+                      params.smooth_shading);
+      for (std::size_t f : job.indices) {
+        const auto colors = frame_colors(f);
+        usda.write_frame(static_cast<double>(frames[f]), frame_mesh(f), frame_attributes(f),
+                         colors ? &*colors : nullptr);
+        tick();
+      }
+      usda.commit();
+      break;
+    }
+    case ExportFormat::Xdmf:
+      break;
+  }
+}
+
+}  // namespace
+
+MeshExportResult export_cache(const MeshExportParams& params, const Provenance& provenance,
+                              const ProgressCallback& progress, const NoteCallback& note) {
+  const std::string in = params.input.string();
+  std::filesystem::path output = params.output;
+  const ExportFormat format = resolve_format(params, output);
+  const CacheReader cache(params.input);
+  std::vector<std::string> names = params.sequences;
+  if (names.empty()) names = cache.sequence_names();
+  if (names.empty()) throw IoError(in + ": /sequences: the cache has no sequence to export");
+  std::vector<SequenceReader> readers;
+  for (const auto& n : names) readers.push_back(cache.sequence(n));  // IoError lists the names
+  std::vector<Job> jobs;
+  for (const SequenceReader& seq : readers)
+    jobs.push_back(plan_job(params, seq, format, output, readers.size() > 1, note));
+  MeshExportResult result = check_outputs(params, jobs);
   if (params.dry_run) return result;
 
-  // --- the work ---------------------------------------------------------------------------------
   std::size_t done = 0;
   const std::size_t total = result.frames;
-  auto tick = [&] {
+  const std::function<void()> tick = [&] {
     ++done;
     if (progress) progress(done, total);
   };
-  for (std::size_t s = 0; s < jobs.size(); ++s) {
-    const Job& job = jobs[s];
-    const SequenceReader& seq = readers[s];
-    if (job.indices.empty()) continue;
-    // Times go into MDD, XDMF and USDA: a damaged one is named, not written as nan.
-    for (std::size_t f : job.indices)
-      if (!std::isfinite(seq.times()[f]))
-        throw IoError(in + ": /sequences/" + job.sequence + "/time: frame " +
-                      std::to_string(seq.frames()[f]) + " has a time that is not finite");
-    const auto& frames = seq.frames();
-    auto metadata = [&](std::optional<std::size_t> f) {
-      Metadata m{{"generator", prov.generator}};
-      if (!prov.command_line.empty()) m.emplace_back("command_line", prov.command_line);
-      m.emplace_back("config", prov.config_json);
-      m.emplace_back("source", in + " /sequences/" + job.sequence +
-                                   (f ? " frame " + std::to_string(frames[*f]) : std::string()));
-      return m;
-    };
-
-    if (format == ExportFormat::Xdmf) {
-      write_xdmf(job.output, params.input, job.sequence, job.indices, job.attributes, metadata({}));
-      for (std::size_t i = 0; i < job.indices.size(); ++i) tick();
-      continue;
-    }
-
-    const FrameSource src(seq, job, params.input.string() + ": /sequences/" + job.sequence);
-    if (note && src.left_out() > 0)
-      note("/sequences/" + job.sequence + ": the files hold the " +
-           std::to_string(src.point_count()) +
-           " vertices of the boundary surface, in the cache's order; the " +
-           std::to_string(src.left_out()) + " inside the tetrahedral mesh are left out");
-    // Colour range: configured, else the first exported frame's.
-    double lo = params.color.min, hi = params.color.max;
-    if (!job.color.empty() && !(hi > lo)) {
-      const VertexAttribute a = src.attribute(job.color, job.indices.front());
-      lo = a.values.size() ? a.values.minCoeff() : 0.0;
-      hi = a.values.size() ? a.values.maxCoeff() : 1.0;
-      if (!(hi > lo)) hi = lo + 1;
-      if (note)
-        note("/sequences/" + job.sequence + ": colour range of " + job.color + ": [" +
-             std::to_string(lo) + ", " + std::to_string(hi) + "] (frame " +
-             std::to_string(frames[job.indices.front()]) + ")");
-    }
-    auto frame_mesh = [&](std::size_t f) {
-      if (job.source == ExportSource::Mesh || job.source == ExportSource::Points)
-        return src.mesh(f);
-      return mesh_from_level_set(src.level_set(f, params, note), params.meshing.iso_value,
-                                 params.meshing.adaptivity);
-    };
-    auto frame_attributes = [&](std::size_t f) {
-      std::vector<VertexAttribute> out;
-      for (const auto& a : job.attributes) out.push_back(src.attribute(a, f));
-      return out;
-    };
-    auto frame_colors = [&](std::size_t f) -> std::optional<VertexColors> {
-      if (job.color.empty()) return std::nullopt;
-      const VertexAttribute a = src.attribute(job.color, f);
-      return colors_from_scalar(a.values.col(0), lo, hi);
-    };
-
-    switch (format) {
-      case ExportFormat::Obj:
-      case ExportFormat::Ply:
-      case ExportFormat::Vdb:
-        for (std::size_t i = 0; i < job.indices.size(); ++i) {
-          const std::size_t f = job.indices[i];
-          const auto& path = job.files[i];
-          if (format == ExportFormat::Vdb) {
-            write_vdb(path, src.level_set(f, params, note), metadata(f));
-          } else if (format == ExportFormat::Obj) {
-            write_obj(path, frame_mesh(f), job.sequence, metadata(f), params.smooth_shading);
-          } else {
-            const auto colors = frame_colors(f);
-            write_ply(path, frame_mesh(f), frame_attributes(f), colors ? &*colors : nullptr,
-                      metadata(f), params.smooth_shading);
-          }
-          tick();
-        }
-        break;
-      case ExportFormat::Pc2:
-      case ExportFormat::Mdd: {
-        const std::size_t n = src.point_count();
-        std::unique_ptr<Pc2Writer> pc2;
-        std::unique_ptr<MddWriter> mdd;
-        if (format == ExportFormat::Pc2) {
-          const double step =
-              job.indices.size() > 1
-                  ? static_cast<double>(frames[job.indices[1]] - frames[job.indices[0]])
-                  : 1.0;
-          pc2 = std::make_unique<Pc2Writer>(job.output, n, job.indices.size(),
-                                            static_cast<double>(frames[job.indices.front()]), step);
-        } else {
-          std::vector<double> times;
-          for (std::size_t f : job.indices) times.push_back(seq.times()[f]);
-          mdd = std::make_unique<MddWriter>(job.output, n, times);
-        }
-        for (std::size_t f : job.indices) {
-          const Points3 x = src.positions(f);
-          if (pc2)
-            pc2->write_frame(x);
-          else
-            mdd->write_frame(x);
-          tick();
-        }
-        if (pc2) pc2->commit();
-        if (mdd) mdd->commit();
-        // The mesh last, so that a failed cache leaves neither file; a failed mesh takes the
-        // committed cache with it (a point cache without its mesh cannot be imported).
-        try {
-          write_obj(job.mesh_output, src.mesh(job.indices.front()), job.sequence,
-                    metadata(job.indices.front()), params.smooth_shading);
-        } catch (...) {
-          std::error_code ec;
-          std::filesystem::remove(job.output, ec);
-          throw;
-        }
-        break;
-      }
-      case ExportFormat::Usda: {
-        UsdaStage stage;
-        stage.start_time_code = static_cast<double>(frames[job.indices.front()]);
-        stage.end_time_code = static_cast<double>(frames[job.indices.back()]);
-        stage.time_codes_per_second = seq.frame_rate();
-        stage.up_axis = params.up_axis;
-        stage.metadata = metadata({});
-        UsdaWriter usda(job.output, stage, job.sequence, job.source != ExportSource::Mesh,
-                        params.smooth_shading);
-        for (std::size_t f : job.indices) {
-          const auto colors = frame_colors(f);
-          usda.write_frame(static_cast<double>(frames[f]), frame_mesh(f), frame_attributes(f),
-                           colors ? &*colors : nullptr);
-          tick();
-        }
-        usda.commit();
-        break;
-      }
-      case ExportFormat::Xdmf:
-        break;
-    }
-  }
+  for (std::size_t s = 0; s < jobs.size(); ++s)
+    write_job(params, provenance, format, jobs[s], readers[s], tick, note);
   return result;
 }
 
