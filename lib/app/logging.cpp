@@ -18,17 +18,32 @@ namespace {
 LogFormat g_format = LogFormat::Text;
 std::string g_tool;
 
+/// A time's calendar fields (UTC or local) and its milliseconds.
+struct TimeFields {
+  std::tm tm{};
+  int ms = 0;
+};
+
+TimeFields time_fields(std::chrono::system_clock::time_point time, bool utc) {
+  const auto t = std::chrono::system_clock::to_time_t(time);
+  TimeFields f;
+  if (utc)
+    gmtime_r(&t, &f.tm);
+  else
+    localtime_r(&t, &f.tm);
+  f.ms = static_cast<int>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(time.time_since_epoch()).count() %
+      1000);
+  return f;
+}
+
 /// `{"time": ..., "level": ..., "tool": ..., "message": ...}` and a newline.
 std::string json_log_line(const std::string& tool, const std::string& level,
                           const std::string& message, std::chrono::system_clock::time_point time) {
-  const auto t = std::chrono::system_clock::to_time_t(time);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  const auto ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(time.time_since_epoch()).count() % 1000;
+  const auto [tm, ms] = time_fields(time, true);
   char stamp[80];
   std::snprintf(stamp, sizeof stamp, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
   nlohmann::json j;
   j["time"] = stamp;
   j["level"] = level;
@@ -98,14 +113,9 @@ LogFormat log_format() {
 std::string error_log_line(const std::string& message) {
   const auto now = std::chrono::system_clock::now();
   if (g_format == LogFormat::Json) return json_log_line(g_tool, "error", message, now);
-  const auto t = std::chrono::system_clock::to_time_t(now);
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  const auto ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  const auto [tm, ms] = time_fields(now, false);  // spdlog's pattern shows local time
   char stamp[32];
-  std::snprintf(stamp, sizeof stamp, "[%02d:%02d:%02d.%03d]", tm.tm_hour, tm.tm_min, tm.tm_sec,
-                static_cast<int>(ms));
+  std::snprintf(stamp, sizeof stamp, "[%02d:%02d:%02d.%03d]", tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
   return std::string(stamp) + " [error] " + message + "\n";
 }
 
