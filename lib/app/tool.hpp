@@ -65,7 +65,7 @@ class Context {
   const CommonOptions& options() const { return options_; }
 
   /// Reads the config (--config, --set) into a Params struct with `read`, rejects unknown keys,
-  /// logs the resolved config at debug level, and for --print-config prints it to stdout and
+  /// logs the resolved config (info level), and for --print-config prints it to stdout and
   /// ends the run (exit 0).
   template <class P>
   P config(const std::function<void(ConfigReader&, P&)>& read, P params = P{}) {

@@ -319,6 +319,7 @@ std::optional<std::size_t> SequenceReader::frame_index(std::int64_t frame) const
 }
 
 Attributes SequenceReader::attributes() const {
+  const h5::ReadScope reading(impl_->file_name + ": " + impl_->group_path);
   Handle g(H5Gopen2(impl_->file->get(), impl_->group_path.c_str(), H5P_DEFAULT), H5Gclose);
   Attributes out;
   const std::string where = impl_->file_name + ": " + impl_->group_path;
@@ -328,6 +329,7 @@ Attributes SequenceReader::attributes() const {
 }
 
 bool SequenceReader::has(const std::string& path) const {
+  const h5::ReadScope reading(impl_->file_name + ": " + impl_->group_path + "/" + path);
   return h5::link_exists(impl_->file->get(), impl_->group_path + "/" + path);
 }
 
@@ -504,6 +506,7 @@ SequenceReader CacheReader::sequence(const std::string& name) const {
 }
 
 bool CacheReader::exists(const std::string& path) const {
+  const h5::ReadScope reading(impl_->file_name + ": " + path);
   return h5::link_exists(impl_->file->get(), path);
 }
 

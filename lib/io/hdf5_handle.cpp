@@ -1,8 +1,12 @@
 #include "io/hdf5_handle.hpp"
 
+#include <link.h>
+#include <ucontext.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
+#include <cstdint>
 #include <cstring>
 #include <mutex>
 
@@ -19,13 +23,56 @@ LogLineFormat g_line_format = nullptr;  // set by report_hdf5_crashes before any
 // with a constant initializer, so that the signal handler can read it.
 thread_local const std::string* t_crash_line = nullptr;
 
-extern "C" void on_crash(int sig) {
+// The HDF5 library's machine code, found at installation: a crash is the library's only when the
+// faulting instruction is in it (a scope also covers some of our own code around the calls).
+struct CodeRange {
+  std::uintptr_t begin = 0, end = 0;
+};
+CodeRange g_hdf5_code[8];
+int g_hdf5_ranges = 0;
+struct sigaction g_previous[2];  // SIGSEGV's and SIGBUS's handlers before ours
+
+int find_hdf5_code(dl_phdr_info* info, std::size_t, void*) {
+  const auto probe = reinterpret_cast<std::uintptr_t>(&H5Aread);
+  bool here = false;
+  int n = 0;
+  CodeRange ranges[8];
+  for (int i = 0; i < info->dlpi_phnum && n < 8; ++i) {
+    const ElfW(Phdr)& h = info->dlpi_phdr[i];
+    if (h.p_type != PT_LOAD || !(h.p_flags & PF_X)) continue;
+    ranges[n] = {info->dlpi_addr + h.p_vaddr, info->dlpi_addr + h.p_vaddr + h.p_memsz};
+    here = here || (probe >= ranges[n].begin && probe < ranges[n].end);
+    ++n;
+  }
+  if (!here) return 0;
+  std::copy(ranges, ranges + n, g_hdf5_code);
+  g_hdf5_ranges = n;
+  return 1;
+}
+
+/// Whether the instruction that faulted is in the HDF5 library; true where that cannot be told
+/// (another architecture, or the library's code not found).
+bool crashed_in_hdf5(const void* context) {
+  std::uintptr_t pc = 0;
+#if defined(__x86_64__)
+  pc = static_cast<std::uintptr_t>(
+      static_cast<const ucontext_t*>(context)->uc_mcontext.gregs[REG_RIP]);
+#elif defined(__aarch64__)
+  pc = static_cast<std::uintptr_t>(static_cast<const ucontext_t*>(context)->uc_mcontext.pc);
+#endif
+  if (pc == 0 || g_hdf5_ranges == 0) return true;
+  for (int i = 0; i < g_hdf5_ranges; ++i)
+    if (pc >= g_hdf5_code[i].begin && pc < g_hdf5_code[i].end) return true;
+  return false;
+}
+
+extern "C" void on_crash(int sig, siginfo_t* info, void* context) {
   const std::string* line = t_crash_line;
-  if (line == nullptr) {
-    // Not inside a read: the default action, as if this handler were not there (for a fault,
-    // the instruction runs again on return; for a sent signal, the raised one is delivered).
-    std::signal(sig, SIG_DFL);
-    std::raise(sig);
+  if (line == nullptr || !crashed_in_hdf5(context)) {
+    // Not HDF5 reading a file: whatever handled the signal before (the default action, or a
+    // sanitizer's report). A fault happens again on return; a sent signal is sent again.
+    sigaction(sig, &g_previous[sig == SIGSEGV ? 0 : 1], nullptr);
+    if (info == nullptr || info->si_code <= 0) std::raise(sig);
     return;
   }
   (void)!::write(STDERR_FILENO, line->data(), line->size());
@@ -365,12 +412,13 @@ void report_hdf5_crashes(LogLineFormat format) {
     alternate.ss_sp = stack;
     alternate.ss_size = sizeof stack;
     sigaltstack(&alternate, nullptr);
+    dl_iterate_phdr(h5::find_hdf5_code, nullptr);
     struct sigaction action {};
-    action.sa_handler = h5::on_crash;
-    action.sa_flags = SA_ONSTACK;
+    action.sa_sigaction = h5::on_crash;
+    action.sa_flags = SA_ONSTACK | SA_SIGINFO;
     sigemptyset(&action.sa_mask);
-    sigaction(SIGSEGV, &action, nullptr);
-    sigaction(SIGBUS, &action, nullptr);
+    sigaction(SIGSEGV, &action, &h5::g_previous[0]);
+    sigaction(SIGBUS, &action, &h5::g_previous[1]);
   });
 }
 

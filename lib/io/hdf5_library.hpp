@@ -18,11 +18,13 @@ using LogLineFormat = std::string (*)(const std::string& message);
 /// HDF5 1.10 follows some of a file's metadata without checking it, and a damaged cache can
 /// crash the library itself: a root attribute whose name or datatype is damaged ends
 /// H5Aiterate2 in a segmentation fault, a damaged global heap ends H5Aread of a string in one.
-/// This installs SIGSEGV and SIGBUS handlers for that case: when the crash comes while io reads
-/// a file, the process writes a line naming the file and object (`format` makes it when the read
-/// starts, never in the handler), removes its temporary files and exits 1, the code of a bad
-/// cache, instead of ending with a bare "Segmentation fault" (exit 139). A crash anywhere else
-/// keeps the default action (a core dump where enabled). Call once, from the main thread.
+/// This installs SIGSEGV and SIGBUS handlers for that case: when the faulting instruction is in
+/// the HDF5 library while io reads a file, the process writes a line naming the file and object
+/// (`format` makes it when the read starts, never in the handler; its time is that start's),
+/// removes its temporary files and exits 1, the code of a bad cache, instead of ending with a
+/// bare "Segmentation fault" (exit 139). Any other fault, and a signal sent by another process,
+/// goes to the handler there was before (the default action, a core dump where enabled, or a
+/// sanitizer's report). Call once, from the main thread.
 void report_hdf5_crashes(LogLineFormat format);
 
 }  // namespace datadyn::io

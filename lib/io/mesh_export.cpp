@@ -887,7 +887,8 @@ void write_job(const MeshExportParams& params, const Provenance& prov, ExportFor
     note("/sequences/" + job.sequence + ": the files hold the " +
          std::to_string(src.point_count()) +
          " vertices of the boundary surface, in the cache's order; the " +
-         std::to_string(src.left_out()) + " inside the tetrahedral mesh are left out");
+         std::to_string(src.left_out()) +
+         " that no boundary face uses (inside the tetrahedral mesh) are left out");
   // Colour range: configured, else the first exported frame's.
   double lo = params.color.min, hi = params.color.max;
   if (!job.color.empty() && !(hi > lo)) {

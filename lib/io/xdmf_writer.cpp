@@ -81,6 +81,7 @@ void write_xdmf(const std::filesystem::path& xmf, const std::filesystem::path& c
   const CacheReader reader(cache);
   const SequenceReader seq = reader.sequence(sequence);
   const std::string file_name = cache.string();
+  const h5::ReadScope reading(file_name);
   h5::Handle file = h5::check_id(H5Fopen(file_name.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose,
                                  file_name + ": cannot open");
 

@@ -509,7 +509,8 @@ TEST_CASE("export: a tetrahedral mesh's files hold its surface vertices only, in
   for (std::size_t k = 0; k < kept.size(); ++k) CHECK(ply.vertex.at("mass")[k] == 10.0 * kept[k]);
   CHECK(std::find(notes.begin(), notes.end(),
                   "/sequences/core: the files hold the 8 vertices of the boundary surface, in the "
-                  "cache's order; the 1 inside the tetrahedral mesh are left out") != notes.end());
+                  "cache's order; the 1 that no boundary face uses (inside the tetrahedral "
+                  "mesh) are left out") != notes.end());
 }
 
 TEST_CASE("export: an XDMF sidecar points into the cache, one grid per exported frame") {
