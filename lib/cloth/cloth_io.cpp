@@ -77,10 +77,23 @@ ClothParams params_of(const io::SequenceReader& seq, const std::string& file) {
   return p;
 }
 
-std::vector<Points3> read_frames(const io::SequenceReader& seq) {
+/// Every frame's positions; a point that is not finite (a damaged cache) is an IoError naming
+/// the file, sequence, frame and point. It used to train a network on NaN (exit 0, the initial
+/// weights written) and to stop evaluate with an internal check.
+std::vector<Points3> read_frames(const io::SequenceReader& seq, const std::filesystem::path& file) {
   std::vector<Points3> frames;
   frames.reserve(seq.frame_count());
-  for (std::size_t f = 0; f < seq.frame_count(); ++f) frames.emplace_back(seq.positions(f));
+  for (std::size_t f = 0; f < seq.frame_count(); ++f) {
+    Points3 x = seq.positions(f);
+    if (!x.allFinite()) {
+      Eigen::Index bad = 0;
+      while (x.row(bad).allFinite()) ++bad;
+      throw IoError(file.string() + ": /sequences/" + seq.name() + "/points/position: frame " +
+                    std::to_string(seq.frames()[f]) + ": point " + std::to_string(bad) +
+                    " is not finite");
+    }
+    frames.push_back(std::move(x));
+  }
   return frames;
 }
 
@@ -785,7 +798,7 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
         throw IoError(in.string() + ": /sequences/" + name + ": a " + std::to_string(p.nx) + "x" +
                       std::to_string(p.ny) + " grid has no miniature of dsds_factor " +
                       std::to_string(f) + " (nx - 1 and ny - 1 must be multiples of it)");
-      Seq next{name, read_frames(seq), {(p.nx - 1) / f + 1, (p.ny - 1) / f + 1, f}, p};
+      Seq next{name, read_frames(seq, in), {(p.nx - 1) / f + 1, (p.ny - 1) / f + 1, f}, p};
       // A run given twice (a shard beside the merged cache) could land in both the training
       // and the test split, and the test loss would measure what the network has seen. Runs of
       // separate simulate calls share names (curtain_000, ...) but not their frames.
@@ -891,6 +904,15 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
     sizes.insert(sizes.end(), config.train.hidden.begin(), config.train.hidden.end());
     sizes.push_back(3 * (f + 1) * (f + 1));
     resume = read_checkpoint(checkpoint_path, model, sizes, train.size());
+    // Runs of the same names may hold other frames (another simulate): the training data's
+    // normalisation, the same to the bit for the same data, tells them apart.
+    const auto x = learn::Standardizer::fit(train.x), y = learn::Standardizer::fit(train.y);
+    if (x.mean != resume->input.mean || x.std != resume->input.std ||
+        y.mean != resume->output.mean || y.std != resume->output.std)
+      throw IoError(checkpoint_path.string() +
+                    ": trained on other data (runs of the same names, other frames: the "
+                    "normalisation of the training pairs differs); delete it or set "
+                    "train.resume=false");
     // The output's config must describe the whole training: the checkpoint's run had the same
     // settings except those about stopping and checkpoints (a different learning rate or batch
     // size was resumed silently, and the model's config_json then described neither).
@@ -936,6 +958,19 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
       },
       checkpoint, resume ? &*resume : nullptr);
   progress.finish();
+  // A loss that is not finite stops the training and the best epoch's weights are kept; with no
+  // finite epoch at all there are none (the initial weights were written with exit 0).
+  if (result.diverged_epoch > 0 && result.best_epoch == 0)
+    throw RunError("train: the training diverged in epoch " +
+                   std::to_string(result.diverged_epoch) +
+                   " (its loss is not finite) before any epoch ended with a finite loss: lower "
+                   "train.learning_rate (" +
+                   format("%g", config.train.adam.learning_rate) + ")");
+  if (result.diverged_epoch > 0)
+    spdlog::warn(
+        "the training diverged in epoch {} (its loss is not finite): the model keeps "
+        "epoch {}",
+        result.diverged_epoch, result.best_epoch);
   model = to_model(result);
   spdlog::info("best epoch {} of {}{}", result.best_epoch, result.history.size(),
                result.stopped_early ? " (stopped early on a plateau)" : "");
@@ -986,7 +1021,7 @@ void run_upscale(app::Context& ctx, const ClothConfig& config, const std::string
       const std::string& name = names[k];
       const auto seq = cache.sequence(name);
       expect_miniature_factor(seq, inputs[next], f);
-      Job job{name, params_of(seq, inputs[next].string()), {}, read_frames(seq)};
+      Job job{name, params_of(seq, inputs[next].string()), {}, read_frames(seq, inputs[next])};
       job.target = target_of_miniature(job.mini, f);
       // The patches index the miniature as an nx x ny grid: another point count (an empty
       // sequence crashed the upscaling) or a non-finite position is refused here.
@@ -1102,6 +1137,22 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
                    inputs[0].string());
     names = all;
   }
+  // The sequences are the first model's held-out ones: another model may have trained on them
+  // (another seed splits otherwise), and its errors there were printed beside the others' as if
+  // they were held out too.
+  for (std::size_t m = 1; m < models.size(); ++m) {
+    std::string seen;
+    for (const auto& n : names)
+      if (std::find(models[m].second.train_sequences.begin(),
+                    models[m].second.train_sequences.end(),
+                    n) != models[m].second.train_sequences.end())
+        seen += (seen.empty() ? "" : ", ") + n;
+    if (!seen.empty())
+      spdlog::warn(
+          "{} trained on {}, held out by {}: its errors there are on data it saw (evaluate models "
+          "of different splits one at a time)",
+          models[m].first, seen, models.front().first);
+  }
   for (const auto& n : names) expect_miniature_factor(cache.sequence(n), inputs[0], 1);
   std::string prefix = ctx.output().string();
   for (const char* ext : {".json", ".md"})
@@ -1171,7 +1222,7 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
   for (const auto& name : names) {
     const auto seq = cache.sequence(name);
     const ClothParams target = params_of(seq, inputs[0].string());
-    const auto truth = read_frames(seq);
+    const auto truth = read_frames(seq, inputs[0]);
     target_rough += roughness(truth, target);
     target_layers += layer_crossings(truth, target);
     target_inside += collider_penetrations(truth, target);

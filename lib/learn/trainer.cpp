@@ -136,7 +136,10 @@ TrainResult train_mlp(const Dataset& train, const Dataset& test, const TrainPara
     report.epoch = epoch;
     report.train_loss = output_mse(row_squared_errors(net, xs, ys), result.output, n);
     report.test_loss = output_mse(row_squared_errors(net, xt, yt), result.output, xt.cols());
-    if (!std::isfinite(report.train_loss)) break;
+    if (!std::isfinite(report.train_loss)) {
+      result.diverged_epoch = epoch;
+      break;
+    }
     result.history.push_back(report);
     if (on_epoch) on_epoch(report);
     const double loss = test.size() ? report.test_loss : report.train_loss;

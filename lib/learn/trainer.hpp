@@ -62,7 +62,8 @@ struct TrainResult {
   std::vector<EpochReport> history;
   int best_epoch = 0;
   bool stopped_early = false;
-  TrainState state;  ///< after the last epoch run
+  int diverged_epoch = 0;  ///< the epoch whose loss was not finite, which ended training; 0: none
+  TrainState state;        ///< after the last epoch run
 };
 
 /// Called after each epoch; may throw to cancel.

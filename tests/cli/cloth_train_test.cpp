@@ -14,6 +14,7 @@
 #include "core/types.hpp"
 #include "io/cache.hpp"
 #include "support/file_bytes.hpp"
+#include "support/h5_poke.hpp"
 #include "support/process.hpp"
 
 using datadyn::test::file_bytes;
@@ -197,6 +198,74 @@ TEST_CASE("cloth-train: training resumed from its checkpoint ends with the unint
   r = run_command(train + " --set train.resume=true --set train.max_epochs=3 -o " + part);
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("already at epoch 4, past train.max_epochs = 3") != std::string::npos);
+  // Runs of the same names from another simulate (other masses): the same config, other data.
+  // The checkpoint's epochs on the old data were resumed on the new.
+  const auto other = (dir / "other.h5").string();
+  REQUIRE(
+      run_command(kTool + " simulate" + kSmall + " --set runs.mass=0.009,0.011,0.013 -o " + other)
+          .exit_code == 0);
+  r = run_command(kTool + " train" + kSmall + " --set train.checkpoint_every=1 -i " + other +
+                  " --set train.resume=true -o " + part);
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("part.checkpoint.h5: trained on other data") != std::string::npos);
+}
+
+TEST_CASE("cloth-train: positions that are not finite, and a training that diverges, exit 1") {
+  // Both wrote the network's initial weights with exit 0 (training stopped at the first loss
+  // that was not finite), and evaluate stopped at an internal check naming no file.
+  TempDir dir;
+  const auto t = (dir / "t.h5").string(), bad = (dir / "bad.h5").string();
+  const auto m = (dir / "m.h5").string();
+  REQUIRE(run_command(kTool + " simulate" + kSmall + " -o " + t).exit_code == 0);
+  REQUIRE(run_command(kTool + " train" + kSmall + " -i " + t + " -o " + m).exit_code == 0);
+  // NaN in every run, at frame 6 (index 5) point 7 (9 x 9 points, 3 coordinates).
+  std::filesystem::copy_file(t, bad);
+  for (const char* run : {"curtain_000", "curtain_001", "curtain_002"})
+    datadyn::test::poke_float(bad, std::string("/sequences/") + run + "/points/position",
+                              5 * 81 * 3 + 7 * 3 + 1, std::nan(""));
+  auto r =
+      run_command(kTool + " train" + kSmall + " -i " + bad + " -o " + (dir / "nan.h5").string());
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find(bad + ": /sequences/curtain_000/points/position: frame 6: point 7 is not "
+                         "finite") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir / "nan.h5"));
+  r = run_command(kTool + " evaluate" + kSmall + " -i " + bad + " -i " + m + " -o " +
+                  (dir / "ev").string());
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find(": frame 6: point 7 is not finite") != std::string::npos);
+  CHECK(r.err.find("internal error") == std::string::npos);
+  // A learning rate of 1e12 makes the first epoch's loss infinite: no epoch to keep.
+  r = run_command(kTool + " train" + kSmall + " --set train.learning_rate=1e12 -i " + t + " -o " +
+                  (dir / "div.h5").string());
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("the training diverged in epoch 1 (its loss is not finite) before any epoch "
+                   "ended with a finite loss: lower train.learning_rate (1e+12)") !=
+        std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir / "div.h5"));
+}
+
+TEST_CASE("cloth-train: evaluate warns of a model that trained on the runs it is scored on") {
+  // Models of two seeds hold out different runs (seed 1: curtain_002, seed 2: curtain_000);
+  // evaluate scores all on the first one's, and printed the second's errors on its own training
+  // data beside the others as if held out.
+  TempDir dir;
+  const std::string cd = "cd " + dir.path().string() + " && " + kTool;
+  REQUIRE(run_command(cd + " simulate" + kSmall + " -o t.h5").exit_code == 0);
+  for (const char* seed : {"1", "2"})
+    REQUIRE(run_command(cd + " train" + kSmall + " --set train.seed=" + seed + " -i t.h5 -o m" +
+                        seed + ".h5")
+                .exit_code == 0);
+  const auto held_out = [&](const char* model) {
+    return datadyn::io::CacheReader(dir / model).attributes("/model").at("test_sequences");
+  };
+  REQUIRE(held_out("m1.h5") != held_out("m2.h5"));
+  auto r = run_command(cd + " evaluate" + kSmall + " -i t.h5 -i m1.h5 -i m2.h5 -o ev");
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.find("m2.h5 trained on curtain_002, held out by m1.h5: its errors there are on data "
+                   "it saw") != std::string::npos);
+  r = run_command(cd + " evaluate" + kSmall + " -i t.h5 -i m1.h5 -i m1.h5 -o ev1");
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.find("errors there are on data it saw") == std::string::npos);
 }
 
 TEST_CASE("cloth-train: simulate, train, upscale and evaluate chain through their files") {
