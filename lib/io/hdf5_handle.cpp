@@ -23,35 +23,39 @@ LogLineFormat g_line_format = nullptr;  // set by report_hdf5_crashes before any
 // with a constant initializer, so that the signal handler can read it.
 thread_local const std::string* t_crash_line = nullptr;
 
-// The HDF5 library's machine code, found at installation: a crash is the library's only when the
-// faulting instruction is in it (a scope also covers some of our own code around the calls).
+// The machine code of the HDF5 library and of the C library under it (H5HG_read of a damaged
+// heap faults in memcpy), found at installation: a crash is the library's only when the
+// faulting instruction is in one of them (a scope also covers some of our own code around the
+// calls, and a fault there must keep its core dump).
 struct CodeRange {
   std::uintptr_t begin = 0, end = 0;
 };
-CodeRange g_hdf5_code[8];
-int g_hdf5_ranges = 0;
+constexpr int kMaxRanges = 16;
+CodeRange g_library_code[kMaxRanges];
+int g_library_ranges = 0;
 struct sigaction g_previous[2];  // SIGSEGV's and SIGBUS's handlers before ours
 
-int find_hdf5_code(dl_phdr_info* info, std::size_t, void*) {
-  const auto probe = reinterpret_cast<std::uintptr_t>(&H5Aread);
-  bool here = false;
+/// dl_iterate_phdr's callback: adds the executable segments of the object holding any of the
+/// addresses `probes` points to (a null-terminated list).
+int add_library_code(dl_phdr_info* info, std::size_t, void* probes) {
+  CodeRange ranges[kMaxRanges];
   int n = 0;
-  CodeRange ranges[8];
-  for (int i = 0; i < info->dlpi_phnum && n < 8; ++i) {
+  bool here = false;
+  for (int i = 0; i < info->dlpi_phnum && n < kMaxRanges; ++i) {
     const ElfW(Phdr)& h = info->dlpi_phdr[i];
     if (h.p_type != PT_LOAD || !(h.p_flags & PF_X)) continue;
     ranges[n] = {info->dlpi_addr + h.p_vaddr, info->dlpi_addr + h.p_vaddr + h.p_memsz};
-    here = here || (probe >= ranges[n].begin && probe < ranges[n].end);
+    for (auto* p = static_cast<const std::uintptr_t*>(probes); *p != 0; ++p)
+      here = here || (*p >= ranges[n].begin && *p < ranges[n].end);
     ++n;
   }
-  if (!here) return 0;
-  std::copy(ranges, ranges + n, g_hdf5_code);
-  g_hdf5_ranges = n;
-  return 1;
+  for (int i = 0; here && i < n && g_library_ranges < kMaxRanges; ++i)
+    g_library_code[g_library_ranges++] = ranges[i];
+  return 0;
 }
 
-/// Whether the instruction that faulted is in the HDF5 library; true where that cannot be told
-/// (another architecture, or the library's code not found).
+/// Whether the instruction that faulted is in HDF5 or the C library; true where that cannot be
+/// told (another architecture, or the libraries' code not found).
 bool crashed_in_hdf5(const void* context) {
   std::uintptr_t pc = 0;
 #if defined(__x86_64__)
@@ -60,19 +64,21 @@ bool crashed_in_hdf5(const void* context) {
 #elif defined(__aarch64__)
   pc = static_cast<std::uintptr_t>(static_cast<const ucontext_t*>(context)->uc_mcontext.pc);
 #endif
-  if (pc == 0 || g_hdf5_ranges == 0) return true;
-  for (int i = 0; i < g_hdf5_ranges; ++i)
-    if (pc >= g_hdf5_code[i].begin && pc < g_hdf5_code[i].end) return true;
+  if (pc == 0 || g_library_ranges == 0) return true;
+  for (int i = 0; i < g_library_ranges; ++i)
+    if (pc >= g_library_code[i].begin && pc < g_library_code[i].end) return true;
   return false;
 }
 
 extern "C" void on_crash(int sig, siginfo_t* info, void* context) {
   const std::string* line = t_crash_line;
-  if (line == nullptr || !crashed_in_hdf5(context)) {
+  // A signal another process (or raise) sent is no fault: si_code <= 0 (SI_USER, SI_TKILL).
+  const bool sent = info == nullptr || info->si_code <= 0;
+  if (line == nullptr || sent || !crashed_in_hdf5(context)) {
     // Not HDF5 reading a file: whatever handled the signal before (the default action, or a
     // sanitizer's report). A fault happens again on return; a sent signal is sent again.
     sigaction(sig, &g_previous[sig == SIGSEGV ? 0 : 1], nullptr);
-    if (info == nullptr || info->si_code <= 0) std::raise(sig);
+    if (sent) std::raise(sig);
     return;
   }
   (void)!::write(STDERR_FILENO, line->data(), line->size());
@@ -412,7 +418,9 @@ void report_hdf5_crashes(LogLineFormat format) {
     alternate.ss_sp = stack;
     alternate.ss_size = sizeof stack;
     sigaltstack(&alternate, nullptr);
-    dl_iterate_phdr(h5::find_hdf5_code, nullptr);
+    static const std::uintptr_t probes[] = {reinterpret_cast<std::uintptr_t>(&H5Aread),
+                                            reinterpret_cast<std::uintptr_t>(&std::memcpy), 0};
+    dl_iterate_phdr(h5::add_library_code, const_cast<std::uintptr_t*>(probes));
     struct sigaction action {};
     action.sa_sigaction = h5::on_crash;
     action.sa_flags = SA_ONSTACK | SA_SIGINFO;

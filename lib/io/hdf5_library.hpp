@@ -19,7 +19,8 @@ using LogLineFormat = std::string (*)(const std::string& message);
 /// crash the library itself: a root attribute whose name or datatype is damaged ends
 /// H5Aiterate2 in a segmentation fault, a damaged global heap ends H5Aread of a string in one.
 /// This installs SIGSEGV and SIGBUS handlers for that case: when the faulting instruction is in
-/// the HDF5 library while io reads a file, the process writes a line naming the file and object
+/// the HDF5 library, or in the C library under it (a memcpy of H5HG_read), while io reads a
+/// file, the process writes a line naming the file and object
 /// (`format` makes it when the read starts, never in the handler; its time is that start's),
 /// removes its temporary files and exits 1, the code of a bad cache, instead of ending with a
 /// bare "Segmentation fault" (exit 139). Any other fault, and a signal sent by another process,
