@@ -462,6 +462,86 @@ CLI::App& Tool::command(const std::string& name, const std::string& description,
   return sub;
 }
 
+namespace {
+
+/// The common flags' grammar and what the command takes (docs/command-line.md), and the
+/// environment variables a run reads; throws UsageError before any work starts. `what` names the
+/// command in messages ("mps-gen", "cloth-train train").
+void check_flags_and_environment(const CLI::App& app, const Splits& splits, const CommonOptions& o,
+                                 const Context& ctx, const std::string& what) {
+  // An empty path or list given on purpose is a mistake (an unset shell variable), not "use the
+  // default".
+  for (const auto& [flag, empty] :
+       {std::pair{"-o", o.output.empty()}, std::pair{"-c", o.config.empty()},
+        std::pair{"--frames", o.frames.empty()}})
+    if (empty && app.count(flag) > 0)
+      throw UsageError(std::string(flag) + ": expected a value, got an empty one");
+  for (const auto& in : o.inputs)
+    if (in.empty()) throw UsageError("-i/--input: expected a file, got an empty path");
+  if (ctx.frames() && !splits.frames)
+    throw UsageError("--frames: " + what + " works on whole sequences and takes no frame list");
+  if (ctx.shard().count != 1 && !splits.shards)
+    throw UsageError("--shard: " + what + " cannot be split into shards");
+  if (!splits.inputs && !o.inputs.empty())
+    throw UsageError("-i/--input: " + what + " reads no input file");
+  if (!splits.output && app.count("-o") > 0)
+    throw UsageError("-o/--output: " + what + " writes no file (it prints to stdout)");
+  if (!splits.config && (!o.config.empty() || !o.sets.empty() || o.print_config))
+    throw UsageError(std::string(!o.config.empty() ? "-c/--config"
+                                 : !o.sets.empty() ? "--set"
+                                                   : "--print-config") +
+                     ": " + what + " takes no config");
+  // A malformed SOURCE_DATE_EPOCH fell back to the clock, and outputs silently stopped being
+  // reproducible (reproducible-builds.org asks tools to fail instead). Up to the end of 9999,
+  // so that created_utc stays ISO 8601.
+  if (const char* epoch = std::getenv("SOURCE_DATE_EPOCH")) {
+    const std::string text = epoch;
+    const bool digits = !text.empty() && text.size() <= 12 &&
+                        text.find_first_not_of("0123456789") == std::string::npos;
+    if (!digits || std::stoll(text) > 253402300799LL)
+      throw UsageError(
+          "SOURCE_DATE_EPOCH: expected whole seconds since 1970 up to 253402300799 "
+          "(9999-12-31), got \"" +
+          text + "\"");
+  }
+  if (const char* simd = std::getenv("DATADYN_SIMD"); simd && !parse_simd_level(simd))
+    throw UsageError(std::string("DATADYN_SIMD: expected baseline, avx2 or avx512, got \"") + simd +
+                     "\"");
+}
+
+/// Logs the exception being handled and returns its exit code: 2 for the command line and the
+/// config, 1 for everything else (bad data, a failed run, I/O, memory), an ExitRequest's own.
+int log_current_exception() {
+  try {
+    throw;
+  } catch (const ExitRequest& r) {
+    return r.code;
+  } catch (const UsageError& e) {
+    spdlog::error("{}", e.what());
+    return 2;
+  } catch (const ConfigError& e) {
+    spdlog::error("{}", e.what());
+    return 2;
+  } catch (const InternalError& e) {
+    spdlog::error("internal error: {}", e.what());
+  } catch (const std::bad_alloc&) {
+    spdlog::error(
+        "out of memory: the inputs or settings ask for more than this machine has "
+        "(check sizes, counts and spacings in the config)");
+  } catch (const std::length_error&) {
+    spdlog::error(
+        "out of memory: the inputs or settings ask for an array larger than any "
+        "machine holds (check sizes, counts and spacings in the config)");
+  } catch (const std::exception& e) {
+    spdlog::error("{}", e.what());
+  } catch (...) {
+    spdlog::error("internal error: an exception of unknown type");
+  }
+  return 1;
+}
+
+}  // namespace
+
 int Tool::run(int argc, char** argv) {
   io::skip_hdf5_cleanup_at_exit();
   // A misspelt command: CLI11 says only "A subcommand is required".
@@ -517,76 +597,16 @@ int Tool::run(int argc, char** argv) {
   int code = 0;
   try {
     Context ctx(name_, chosen->command, o, shell_quote(reproducible_args(args)));
-    // Validate the flags that have a grammar before any work starts.
-    const std::string what = name_ + (chosen->command.empty() ? "" : " " + chosen->command);
-    // An empty path or list given on purpose is a mistake (an unset shell variable), not "use the
-    // default".
-    for (const auto& [flag, empty] :
-         {std::pair{"-o", o.output.empty()}, std::pair{"-c", o.config.empty()},
-          std::pair{"--frames", o.frames.empty()}})
-      if (empty && chosen->app->count(flag) > 0)
-        throw UsageError(std::string(flag) + ": expected a value, got an empty one");
-    for (const auto& in : o.inputs)
-      if (in.empty()) throw UsageError("-i/--input: expected a file, got an empty path");
-    if (ctx.frames() && !chosen->splits.frames)
-      throw UsageError("--frames: " + what + " works on whole sequences and takes no frame list");
-    if (ctx.shard().count != 1 && !chosen->splits.shards)
-      throw UsageError("--shard: " + what + " cannot be split into shards");
-    if (!chosen->splits.inputs && !o.inputs.empty())
-      throw UsageError("-i/--input: " + what + " reads no input file");
-    if (!chosen->splits.output && chosen->app->count("-o") > 0)
-      throw UsageError("-o/--output: " + what + " writes no file (it prints to stdout)");
-    if (!chosen->splits.config && (!o.config.empty() || !o.sets.empty() || o.print_config))
-      throw UsageError(std::string(!o.config.empty() ? "-c/--config"
-                                   : !o.sets.empty() ? "--set"
-                                                     : "--print-config") +
-                       ": " + what + " takes no config");
-    // A malformed SOURCE_DATE_EPOCH fell back to the clock, and outputs silently stopped being
-    // reproducible (reproducible-builds.org asks tools to fail instead). Up to the end of 9999,
-    // so that created_utc stays ISO 8601.
-    if (const char* epoch = std::getenv("SOURCE_DATE_EPOCH")) {
-      const std::string text = epoch;
-      const bool digits = !text.empty() && text.size() <= 12 &&
-                          text.find_first_not_of("0123456789") == std::string::npos;
-      if (!digits || std::stoll(text) > 253402300799LL)
-        throw UsageError(
-            "SOURCE_DATE_EPOCH: expected whole seconds since 1970 up to 253402300799 "
-            "(9999-12-31), got \"" +
-            text + "\"");
-    }
-    if (const char* simd = std::getenv("DATADYN_SIMD"); simd && !parse_simd_level(simd))
-      throw UsageError(std::string("DATADYN_SIMD: expected baseline, avx2 or avx512, got \"") +
-                       simd + "\"");
+    check_flags_and_environment(*chosen->app, chosen->splits, o, ctx,
+                                name_ + (chosen->command.empty() ? "" : " " + chosen->command));
     tbb::global_control threads(tbb::global_control::max_allowed_parallelism,
                                 static_cast<std::size_t>(ctx.threads()));
     spdlog::info("{}{} {} ({} thread{})", name_,
                  chosen->command.empty() ? "" : " " + chosen->command, kVersion, ctx.threads(),
                  ctx.threads() == 1 ? "" : "s");
     chosen->handler(ctx);
-  } catch (const ExitRequest& r) {
-    code = r.code;
-  } catch (const UsageError& e) {
-    spdlog::error("{}", e.what());
-    code = 2;
-  } catch (const ConfigError& e) {
-    spdlog::error("{}", e.what());
-    code = 2;
-  } catch (const InternalError& e) {
-    spdlog::error("internal error: {}", e.what());
-    code = 1;
-  } catch (const std::bad_alloc&) {
-    spdlog::error(
-        "out of memory: the inputs or settings ask for more than this machine has "
-        "(check sizes, counts and spacings in the config)");
-    code = 1;
-  } catch (const std::length_error&) {
-    spdlog::error(
-        "out of memory: the inputs or settings ask for an array larger than any "
-        "machine holds (check sizes, counts and spacings in the config)");
-    code = 1;
-  } catch (const std::exception& e) {
-    spdlog::error("{}", e.what());
-    code = 1;
+  } catch (...) {
+    code = log_current_exception();
   }
   // What the run printed (--print-config, a listing, a dry run's files) must have reached
   // stdout: `--print-config > scene.json` on a full disk left an empty file with exit 0.
