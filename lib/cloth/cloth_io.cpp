@@ -1113,15 +1113,14 @@ void run_upscale(app::Context& ctx, const ClothConfig& config, const std::string
   writer.commit();
 }
 
-void run_evaluate(app::Context& ctx, const ClothConfig& config) {
-  const auto inputs = ctx.inputs();
-  if (inputs.size() < 2)
-    throw UsageError("-i/--input: give the target cache, then one or more model files");
-  std::vector<std::pair<std::string, UpscaleModel>> models;
-  for (std::size_t i = 1; i < inputs.size(); ++i)
-    models.emplace_back(inputs[i].filename().string(), read_model(inputs[i]));
-  io::CacheReader cache(inputs[0]);
-  const auto all = cloth_sequences(cache, inputs[0], "the target runs (cloth-train simulate)");
+namespace {
+
+/// The runs evaluate scores: the first model's held-out ones in the target cache `target`
+/// (`all` its runs), else all of them, with a warning; a later model that trained on any of them
+/// is named in a warning too.
+std::vector<std::string> evaluation_sequences(
+    const std::vector<std::pair<std::string, UpscaleModel>>& models,
+    const std::vector<std::string>& all, const std::filesystem::path& target) {
   std::vector<std::string> names;
   for (const auto& n : models.front().second.test_sequences)
     if (std::find(all.begin(), all.end(), n) != all.end()) names.push_back(n);
@@ -1131,10 +1130,10 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
       spdlog::warn(
           "{} held no sequence out of its training (one run, or test_fraction 0): "
           "evaluating every sequence of {}, errors on seen data",
-          models.front().first, inputs[0].string());
+          models.front().first, target.string());
     else
       spdlog::warn("{}: none of the model's test sequences is here; evaluating every sequence",
-                   inputs[0].string());
+                   target.string());
     names = all;
   }
   // The sequences are the first model's held-out ones: another model may have trained on them
@@ -1153,6 +1152,123 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
           "of different splits one at a time)",
           models[m].first, seen, models.front().first);
   }
+  return names;
+}
+
+/// Per-frame measures summed over frames: roughness, and where the sheet passes through itself
+/// (self_collision.hpp; an upscaler can put layers through each other that the target keeps
+/// apart).
+template <class Measure>
+double sum_over(const std::vector<Points3>& frames, const Measure& measure) {
+  double sum = 0.0;
+  for (const auto& x : frames) {
+    app::check_interrupted();  // count_crossings takes a while on a large sheet
+    sum += measure(x);
+  }
+  return sum;
+}
+
+double roughness(const std::vector<Points3>& frames, const ClothParams& p) {
+  return sum_over(frames, [&](const Points3& x) { return grid_roughness(x, p.nx, p.ny); });
+}
+
+double layer_crossings(const std::vector<Points3>& frames, const ClothParams& p) {
+  return sum_over(
+      frames, [&](const Points3& x) { return static_cast<double>(count_crossings(p, x).layers); });
+}
+
+double collider_penetrations(const std::vector<Points3>& frames, const ClothParams& p) {
+  return sum_over(frames, [&](const Points3& x) {
+    return static_cast<double>(count_collider_penetrations(p, x));
+  });
+}
+
+/// The largest distance of a pinned particle from its pin over all frames: a method that moves
+/// the pins makes the edge the cloth hangs from jitter.
+double pin_drift(const std::vector<Points3>& frames, const ClothParams& p) {
+  const Points3 rest = rest_positions(p);
+  const std::vector<int> pinned = pinned_particles(p);
+  double largest = 0.0;
+  for (const auto& x : frames)
+    for (int i : pinned) largest = std::max(largest, (x.row(i) - rest.row(i)).norm());
+  return largest;
+}
+
+/// The evaluation report as markdown (tables like the paper's 4, 6 and 7), from its JSON;
+/// `loss_curves` names the SVG beside it.
+std::string evaluation_markdown(const json& report, const std::string& loss_curves) {
+  auto num = [](const json& j, const char* key) {
+    return j.contains(key) && j[key].is_number() ? format("%.3e", j[key].get<double>()) : "-";
+  };
+  auto ms = [](const json& j, const char* key) {
+    return j.contains(key) && j[key].is_number() ? format("%.2f", j[key].get<double>()) : "-";
+  };
+  std::string md =
+      "# cloth-train evaluation\n\nTarget cache `" + report["target_cache"].get<std::string>() +
+      "`, " + std::to_string(report["sequences"].size()) +
+      " sequences. Error: mean per-particle Euclidean distance to the target "
+      "simulation over all frames (m): `error` with the miniature simulated (the method end to "
+      "end), "
+      "`DSDS error` upscaling the DSDS of the target itself (the upscaler alone). Time: "
+      "miniature step + upscaling per frame.\n\n";
+  md +=
+      "## DSDS factor and features (paper table 4: 2 -> 1.816e-3 / 37.5 ms, 3 -> 2.916e-3 / "
+      "19.1 ms, 4 -> 3.901e-3 / 16.2 ms)\n\n| model | factor | local | residual | trained on | "
+      "train MSE | test MSE | error (m) | DSDS error (m) | ms/frame |\n"
+      "|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& r : report["dsds_factor"])
+    md += "| " + r["model"].get<std::string>() + " | " +
+          std::to_string(r["dsds_factor"].get<int>()) + " | " +
+          (r["features_local"].get<bool>() ? "yes" : "no") + " | " +
+          (r["features_residual"].get<bool>() ? "yes" : "no") + " | " +
+          (r["train_miniature"] == "simulated" ? "simulated miniature (corrector)" : "DSDS") +
+          " | " + num(r, "train_loss") + " | " + num(r, "test_loss") + " | " + num(r, "error") +
+          " | " + num(r, "dsds_error") + " | " + ms(r, "ms_per_frame") + " |\n";
+  md +=
+      "\n## Upscaling method, the first model's DSDS factor (paper table 6: bilinear 1.826e-3, "
+      "biquadratic 1.825e-3, bicubic 1.825e-3, network 1.816e-3). Roughness: the mean second "
+      "difference along rows and columns (m), the target's own " +
+      num(report, "target_roughness") +
+      ". Layer crossings: edges of the surface through its own triangles 3 or more rows or "
+      "columns away, per frame (the sheet passing through itself), the target's own " +
+      ms(report, "target_layer_crossings_per_frame") +
+      ". Inside colliders: particles inside the sphere or below the ground per frame, the "
+      "target's own " +
+      ms(report, "target_collider_penetrations_per_frame") +
+      ". Pin drift: the largest distance of a pinned particle from its pin over all frames." +
+      "\n\n| method | error (m) | DSDS error (m) | roughness (m) | layer crossings/frame | "
+      "inside colliders/frame | pin drift (m) | ms/frame |\n|---|---|---|---|---|---|---|---|\n";
+  for (const auto& r : report["upscaling"])
+    md += "| " + r["method"].get<std::string>() +
+          (r.contains("model") ? ", " + r["model"].get<std::string>() : "") + " | " +
+          num(r, "error") + " | " + num(r, "dsds_error") + " | " + num(r, "roughness") + " | " +
+          ms(r, "layer_crossings_per_frame") + " | " + ms(r, "collider_penetrations_per_frame") +
+          " | " + num(r, "pin_drift") + " | " + ms(r, "ms_per_frame") + " |\n";
+  md +=
+      "\n## Against the target simulation (paper table 7: curtain 1.816e-3, flag 7.767e-3, "
+      "collision 5.973e-3)\n\n| sequence | particles | target ms/frame | network error (m) | "
+      "network ms/frame | speed-up | bilinear error (m) |\n|---|---|---|---|---|---|---|\n";
+  for (const auto& r : report["against_target"])
+    md += "| " + r["sequence"].get<std::string>() + " | " +
+          std::to_string(r["particles"].get<int>()) + " | " + ms(r, "target_ms_per_frame") + " | " +
+          num(r, "network_error") + " | " + ms(r, "network_ms_per_frame") + " | " +
+          ms(r, "speedup") + " | " + num(r, "bilinear_error") + " |\n";
+  md += "\nLoss curves: `" + loss_curves + "`\n";
+  return md;
+}
+
+}  // namespace
+
+void run_evaluate(app::Context& ctx, const ClothConfig& config) {
+  const auto inputs = ctx.inputs();
+  if (inputs.size() < 2)
+    throw UsageError("-i/--input: give the target cache, then one or more model files");
+  std::vector<std::pair<std::string, UpscaleModel>> models;
+  for (std::size_t i = 1; i < inputs.size(); ++i)
+    models.emplace_back(inputs[i].filename().string(), read_model(inputs[i]));
+  io::CacheReader cache(inputs[0]);
+  const auto all = cloth_sequences(cache, inputs[0], "the target runs (cloth-train simulate)");
+  const std::vector<std::string> names = evaluation_sequences(models, all, inputs[0]);
   for (const auto& n : names) expect_miniature_factor(cache.sequence(n), inputs[0], 1);
   std::string prefix = ctx.output().string();
   for (const char* ext : {".json", ".md"})
@@ -1182,40 +1298,6 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
     double layers = 0;     // edge-triangle crossings between parts of the sheet, summed over frames
     double inside = 0;     // particles inside a collider, summed over frames
     double pin_drift = 0;  // largest distance of a pinned particle from its pin, m, over all
-  };
-  // Per-frame measures summed over frames: roughness, and where the sheet passes through itself
-  // (self_collision.hpp; an upscaler can put layers through each other that the target keeps
-  // apart).
-  auto sum_over = [](const std::vector<Points3>& frames, const auto& measure) {
-    double sum = 0.0;
-    for (const auto& x : frames) {
-      app::check_interrupted();  // count_crossings takes a while on a large sheet
-      sum += measure(x);
-    }
-    return sum;
-  };
-  auto roughness = [&](const std::vector<Points3>& frames, const ClothParams& p) {
-    return sum_over(frames, [&](const Points3& x) { return grid_roughness(x, p.nx, p.ny); });
-  };
-  auto layer_crossings = [&](const std::vector<Points3>& frames, const ClothParams& p) {
-    return sum_over(frames, [&](const Points3& x) {
-      return static_cast<double>(count_crossings(p, x).layers);
-    });
-  };
-  auto collider_penetrations = [&](const std::vector<Points3>& frames, const ClothParams& p) {
-    return sum_over(frames, [&](const Points3& x) {
-      return static_cast<double>(count_collider_penetrations(p, x));
-    });
-  };
-  // The largest distance of a pinned particle from its pin over all frames: a method that moves
-  // the pins makes the edge the cloth hangs from jitter.
-  auto pin_drift = [](const std::vector<Points3>& frames, const ClothParams& p) {
-    const Points3 rest = rest_positions(p);
-    const std::vector<int> pinned = pinned_particles(p);
-    double largest = 0.0;
-    for (const auto& x : frames)
-      for (int i : pinned) largest = std::max(largest, (x.row(i) - rest.row(i)).norm());
-    return largest;
   };
   double target_rough = 0.0, target_frames = 0.0, target_layers = 0.0, target_inside = 0.0;
   std::vector<std::vector<Acc>> acc(models.size(), std::vector<Acc>(methods.size()));
@@ -1334,64 +1416,8 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
   report["upscaling"] = per_method;
   report["against_target"] = against;
 
-  auto num = [](const json& j, const char* key) {
-    return j.contains(key) && j[key].is_number() ? format("%.3e", j[key].get<double>()) : "-";
-  };
-  auto ms = [](const json& j, const char* key) {
-    return j.contains(key) && j[key].is_number() ? format("%.2f", j[key].get<double>()) : "-";
-  };
-  std::string md =
-      "# cloth-train evaluation\n\nTarget cache `" + inputs[0].string() + "`, " +
-      std::to_string(names.size()) +
-      " sequences. Error: mean per-particle Euclidean distance to the target "
-      "simulation over all frames (m): `error` with the miniature simulated (the method end to "
-      "end), "
-      "`DSDS error` upscaling the DSDS of the target itself (the upscaler alone). Time: "
-      "miniature step + upscaling per frame.\n\n";
-  md +=
-      "## DSDS factor and features (paper table 4: 2 -> 1.816e-3 / 37.5 ms, 3 -> 2.916e-3 / "
-      "19.1 ms, 4 -> 3.901e-3 / 16.2 ms)\n\n| model | factor | local | residual | trained on | "
-      "train MSE | test MSE | error (m) | DSDS error (m) | ms/frame |\n"
-      "|---|---|---|---|---|---|---|---|---|---|\n";
-  for (const auto& r : per_model)
-    md += "| " + r["model"].get<std::string>() + " | " +
-          std::to_string(r["dsds_factor"].get<int>()) + " | " +
-          (r["features_local"].get<bool>() ? "yes" : "no") + " | " +
-          (r["features_residual"].get<bool>() ? "yes" : "no") + " | " +
-          (r["train_miniature"] == "simulated" ? "simulated miniature (corrector)" : "DSDS") +
-          " | " + num(r, "train_loss") + " | " + num(r, "test_loss") + " | " + num(r, "error") +
-          " | " + num(r, "dsds_error") + " | " + ms(r, "ms_per_frame") + " |\n";
-  md +=
-      "\n## Upscaling method, the first model's DSDS factor (paper table 6: bilinear 1.826e-3, "
-      "biquadratic 1.825e-3, bicubic 1.825e-3, network 1.816e-3). Roughness: the mean second "
-      "difference along rows and columns (m), the target's own " +
-      num(report, "target_roughness") +
-      ". Layer crossings: edges of the surface through its own triangles 3 or more rows or "
-      "columns away, per frame (the sheet passing through itself), the target's own " +
-      ms(report, "target_layer_crossings_per_frame") +
-      ". Inside colliders: particles inside the sphere or below the ground per frame, the "
-      "target's own " +
-      ms(report, "target_collider_penetrations_per_frame") +
-      ". Pin drift: the largest distance of a pinned particle from its pin over all frames." +
-      "\n\n| method | error (m) | DSDS error (m) | roughness (m) | layer crossings/frame | "
-      "inside colliders/frame | pin drift (m) | ms/frame |\n|---|---|---|---|---|---|---|---|\n";
-  for (const auto& r : per_method)
-    md += "| " + r["method"].get<std::string>() +
-          (r.contains("model") ? ", " + r["model"].get<std::string>() : "") + " | " +
-          num(r, "error") + " | " + num(r, "dsds_error") + " | " + num(r, "roughness") + " | " +
-          ms(r, "layer_crossings_per_frame") + " | " + ms(r, "collider_penetrations_per_frame") +
-          " | " + num(r, "pin_drift") + " | " + ms(r, "ms_per_frame") + " |\n";
-  md +=
-      "\n## Against the target simulation (paper table 7: curtain 1.816e-3, flag 7.767e-3, "
-      "collision 5.973e-3)\n\n| sequence | particles | target ms/frame | network error (m) | "
-      "network ms/frame | speed-up | bilinear error (m) |\n|---|---|---|---|---|---|---|\n";
-  for (const auto& r : against)
-    md += "| " + r["sequence"].get<std::string>() + " | " +
-          std::to_string(r["particles"].get<int>()) + " | " + ms(r, "target_ms_per_frame") + " | " +
-          num(r, "network_error") + " | " + ms(r, "network_ms_per_frame") + " | " +
-          ms(r, "speedup") + " | " + num(r, "bilinear_error") + " |\n";
-  md +=
-      "\nLoss curves: `" + std::filesystem::path(prefix + ".loss.svg").filename().string() + "`\n";
+  const std::string md =
+      evaluation_markdown(report, std::filesystem::path(prefix + ".loss.svg").filename().string());
   write_text(prefix + ".json", app::json_dump(report, 2) + "\n");
   write_text(prefix + ".md", md);
   write_text(prefix + ".loss.svg", svg_loss_curves(models));
