@@ -67,4 +67,19 @@ std::vector<std::int64_t> parse_frame_range(const std::string& text) {
   return frames;
 }
 
+std::vector<std::int64_t> frames_within(std::int64_t count,
+                                        const std::optional<std::vector<std::int64_t>>& requested,
+                                        const std::string& context) {
+  if (requested) {
+    for (std::int64_t f : *requested)
+      if (f < 1 || f > count)
+        throw UsageError("--frames: frame " + std::to_string(f) + " is outside 1-" +
+                         std::to_string(count) + context);
+    return *requested;
+  }
+  std::vector<std::int64_t> all;
+  for (std::int64_t f = 1; f <= count; ++f) all.push_back(f);
+  return all;
+}
+
 }  // namespace datadyn::app

@@ -132,9 +132,7 @@ io::MeshExportParams mesh_export_params(Context& ctx, const MeshExportFlags& fla
   params.input = ctx.input();
   params.output = ctx.output_template();  // export_cache checks every file's directory
   if (auto frames = ctx.frames()) params.frames = *frames;
-  const Shard shard = ctx.shard();
-  params.shard_index = shard.index;
-  params.shard_count = shard.count;
+  params.shard = ctx.shard();
   params.dry_run = ctx.dry_run();
   params.config_origin = [origins = ctx.config_origins()](const std::vector<std::string>& keys) {
     return origins(keys);

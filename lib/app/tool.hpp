@@ -26,7 +26,7 @@
 
 #include "app/config.hpp"
 #include "app/progress.hpp"
-#include "app/shard.hpp"
+#include "core/shard.hpp"
 #include "io/cache.hpp"
 
 namespace datadyn::app {

@@ -13,7 +13,6 @@
 #include <Eigen/Geometry>
 
 #include "app/progress.hpp"
-#include "app/shard.hpp"
 #include "cloth/colliders.hpp"
 #include "cloth/mass_spring_solver.hpp"
 #include "cloth/miniature.hpp"
@@ -21,6 +20,7 @@
 #include "cloth/training_pairs.hpp"
 #include "core/errors.hpp"
 #include "core/parallel.hpp"
+#include "core/shard.hpp"
 #include "io/atomic_file.hpp"
 #include "io/cache.hpp"
 #include "io/path_template.hpp"
@@ -627,7 +627,7 @@ UpscaleModel read_model(const std::filesystem::path& path) {
 
 void run_simulate(app::Context& ctx, const ClothConfig& config) {
   const auto runs = expand_runs(config);
-  const auto range = app::shard_range(runs.size(), ctx.shard());
+  const auto range = shard_range(runs.size(), ctx.shard());
   const auto out = ctx.output();
   std::size_t total = 0;
   for (std::size_t k = range.begin; k < range.end; ++k)
@@ -1016,7 +1016,7 @@ void run_upscale(app::Context& ctx, const ClothConfig& config, const std::string
     // A shard takes its part of the runs, as it does when it simulates them.
     const auto names =
         cloth_sequences(cache, inputs[next], "miniature runs (cloth-train simulate)");
-    const auto range = app::shard_range(names.size(), ctx.shard());
+    const auto range = shard_range(names.size(), ctx.shard());
     for (std::size_t k = range.begin; k < range.end; ++k) {
       const std::string& name = names[k];
       const auto seq = cache.sequence(name);
@@ -1041,7 +1041,7 @@ void run_upscale(app::Context& ctx, const ClothConfig& config, const std::string
     }
   } else {
     const auto runs = expand_runs(config);
-    const auto range = app::shard_range(runs.size(), ctx.shard());
+    const auto range = shard_range(runs.size(), ctx.shard());
     for (std::size_t k = range.begin; k < range.end; ++k) {
       if (!has_miniature(runs[k], f))
         throw ConfigError(ctx.config_origins()({"scene", "cloth.nx", "cloth.ny"}), "/cloth/nx",

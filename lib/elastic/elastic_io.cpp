@@ -548,26 +548,6 @@ Scene build_scene(const SceneConfig& config, const app::ConfigOrigin& origin,
   return scene;
 }
 
-std::vector<std::int64_t> frames_to_write(const SceneConfig& config,
-                                          const std::vector<std::int64_t>* selection,
-                                          const app::Shard& shard) {
-  std::vector<std::int64_t> all;
-  if (selection) {
-    for (std::int64_t f : *selection)
-      if (f < 1 || f > config.frames)
-        throw UsageError("--frames: frame " + std::to_string(f) + " is outside the scene's 1-" +
-                         std::to_string(config.frames));
-    all = *selection;
-    std::sort(all.begin(), all.end());
-    all.erase(std::unique(all.begin(), all.end()), all.end());
-  } else {
-    for (std::int64_t f = 1; f <= config.frames; ++f) all.push_back(f);
-  }
-  const app::IndexRange part = app::shard_range(all.size(), shard);
-  return {all.begin() + static_cast<std::ptrdiff_t>(part.begin),
-          all.begin() + static_cast<std::ptrdiff_t>(part.end)};
-}
-
 SimulationReport simulate_to_cache(Scene& scene, const SceneConfig& config,
                                    const std::vector<std::int64_t>& frames,
                                    const std::filesystem::path& output,

@@ -29,7 +29,7 @@
 #include <Eigen/Core>
 
 #include "app/config.hpp"
-#include "app/shard.hpp"
+#include "core/shard.hpp"
 #include "elastic/scene.hpp"
 #include "io/cache.hpp"
 
@@ -138,12 +138,6 @@ using NoteCallback = std::function<void(Note, const std::string&)>;
 /// inconsistent values (naming the key, and the config file or --set that gave it: `origin`).
 Scene build_scene(const SceneConfig& config, const app::ConfigOrigin& origin,
                   const NoteCallback& note = {});
-
-/// The frames to write: 1..frames, or the --frames selection (each in [1, frames]), then the
-/// shard's part. Throws UsageError for a frame outside [1, frames].
-std::vector<std::int64_t> frames_to_write(const SceneConfig& config,
-                                          const std::vector<std::int64_t>* selection,
-                                          const app::Shard& shard);
 
 struct SimulationReport {
   bool ok = true;

@@ -16,6 +16,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "app/frame_range.hpp"
 #include "app/progress.hpp"
 #include "core/errors.hpp"
 
@@ -294,22 +295,9 @@ void read_database_params(ConfigReader& r, DatabaseParams& p) {
 
 std::vector<std::int64_t> output_frames(const Scene& scene,
                                         const std::optional<std::vector<std::int64_t>>& requested) {
-  const std::int64_t count = static_cast<std::int64_t>(frame_count(scene));
-  std::vector<std::int64_t> frames;
-  if (!requested) {
-    for (std::int64_t f = 1; f <= count; ++f) frames.push_back(f);
-    return frames;
-  }
-  for (std::int64_t f : *requested) {
-    if (f < 1 || f > count)
-      throw UsageError("--frames: frame " + std::to_string(f) + " is outside 1-" +
-                       std::to_string(count) + " (duration " + num(scene.duration) + " s at " +
-                       num(scene.frame_rate) + " fps; frame 1 is t = 0)");
-    frames.push_back(f);
-  }
-  std::sort(frames.begin(), frames.end());
-  frames.erase(std::unique(frames.begin(), frames.end()), frames.end());
-  return frames;
+  return app::frames_within(static_cast<std::int64_t>(frame_count(scene)), requested,
+                            " (duration " + num(scene.duration) + " s at " + num(scene.frame_rate) +
+                                " fps; frame 1 is t = 0)");
 }
 
 std::string database_plan(const DatabaseParams& params, const std::vector<SimulationSpec>& sims,

@@ -428,11 +428,11 @@ ExportFormat resolve_format(const MeshExportParams& params, std::filesystem::pat
   if (!per_frame && has_frame_token(output))
     throw UsageError("-o " + output.string() + ": " + format_name(format) +
                      " writes one file per sequence: remove the frame token (#### or %d)");
-  if (!per_frame && params.shard_count > 1)
+  if (!per_frame && params.shard.count > 1)
     throw UsageError(std::string("--shard: ") + format_name(format) +
                      " writes one file per sequence, which shards cannot split; use a per-frame "
                      "format (obj, ply, vdb) or --frames");
-  if (params.shard_count < 1 || params.shard_index < 1 || params.shard_index > params.shard_count)
+  if (params.shard.count < 1 || params.shard.index < 1 || params.shard.index > params.shard.count)
     throw UsageError("--shard: expected K/N with 1 <= K <= N");
   return format;
 }
@@ -456,15 +456,9 @@ void plan_frames(const MeshExportParams& params, const SequenceReader& seq, Expo
       indices.push_back(*idx);
     }
   }
-  const std::size_t n = indices.size();
-  job.job_frames = n;
-  const std::size_t b = n * static_cast<std::size_t>(params.shard_index - 1) /
-                        static_cast<std::size_t>(params.shard_count);
-  const std::size_t e = n * static_cast<std::size_t>(params.shard_index) /
-                        static_cast<std::size_t>(params.shard_count);
-  job.indices.assign(indices.begin() + static_cast<std::ptrdiff_t>(b),
-                     indices.begin() + static_cast<std::ptrdiff_t>(e));
-  if (job.indices.empty() && params.shard_count == 1)
+  job.job_frames = indices.size();
+  job.indices = shard_part(indices, params.shard);
+  if (job.indices.empty() && params.shard.count == 1)
     throw IoError(where + "/frame: the sequence has no frames to export");
   if (format == ExportFormat::Pc2 && job.indices.size() > 1) {
     const std::int64_t step = seq.frames()[job.indices[1]] - seq.frames()[job.indices[0]];

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "core/progress.hpp"
+#include "core/shard.hpp"
 #include "core/types.hpp"
 #include "io/cache.hpp"
 #include "io/vdb_level_set.hpp"
@@ -91,8 +92,7 @@ struct MeshExportParams {
   std::optional<ExportFormat> format;  ///< nullopt: from the output's extension
   std::vector<std::string> sequences;  ///< empty: every sequence of the cache
   std::vector<std::int64_t> frames;    ///< frame numbers; empty: every frame of each sequence
-  int shard_index = 1;                 ///< K of --shard K/N (frames split into N parts)
-  int shard_count = 1;                 ///< N
+  Shard shard;                         ///< --shard K/N: the frames split into N parts
   /// Auto: obj/usda: mesh, else grid; ply: mesh, else grid, else points; pc2/mdd: mesh;
   /// vdb: grid, else mesh, else particles. A `grid` named in the config means grid.
   ExportSource source = ExportSource::Auto;

@@ -509,9 +509,7 @@ void run_wave_edit(const EditParams& p, const EditRun& run) {
   }
   // Every shard selects the same slices (the selection does not depend on the frames); each
   // writes its part of the frames, so dd-cache merge gives the single run's cache.
-  const app::IndexRange part = app::shard_range(frame_index.size(), run.shard);
-  frame_index = std::vector<std::size_t>(frame_index.begin() + static_cast<long>(part.begin),
-                                         frame_index.begin() + static_cast<long>(part.end));
+  frame_index = shard_part(frame_index, run.shard);
 
   // Target heights per slice, checked against the database's range at s.
   const auto curve = target_curve(p);

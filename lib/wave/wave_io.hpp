@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "app/config.hpp"
-#include "app/shard.hpp"
+#include "core/shard.hpp"
 #include "io/cache.hpp"
 #include "wave/slice_blend.hpp"
 #include "wave/slice_selection.hpp"
@@ -62,7 +62,7 @@ struct EditRun {
   std::filesystem::path features;  ///< the features cache (read if it matches, else rewritten)
   app::ConfigOrigin origin;  ///< where the config's values came from, for errors found running
   std::optional<std::vector<std::int64_t>> frames;  ///< database frame numbers; all if empty
-  app::Shard shard;  ///< `--shard K/N`: the K-th contiguous part of those frames
+  Shard shard;  ///< `--shard K/N`: the K-th contiguous part of those frames
   bool dry_run = false;
   io::Provenance provenance;
 };

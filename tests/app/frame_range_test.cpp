@@ -1,7 +1,6 @@
 #include <doctest/doctest.h>
 
 #include "app/frame_range.hpp"
-#include "app/shard.hpp"
 #include "core/errors.hpp"
 
 using namespace datadyn;
@@ -35,34 +34,12 @@ TEST_CASE("frame ranges: malformed lists name the bad part") {
                        UsageError);
 }
 
-TEST_CASE("shards: parse K/N") {
-  CHECK(parse_shard("1/1").index == 1);
-  CHECK(parse_shard("3/10").count == 10);
-  for (const char* bad : {"", "1", "0/4", "5/4", "1/0", "-1/4", "a/b", "1/4x", "1//4", " 1/4"}) {
-    INFO("input: '" << bad << "'");
-    CHECK_THROWS_AS(parse_shard(bad), UsageError);
-  }
-}
-
-TEST_CASE("shards: contiguous, deterministic, covering every item exactly once") {
-  for (std::size_t items : {0u, 1u, 7u, 15u, 100u, 1001u}) {
-    for (int n : {1, 2, 3, 4, 7, 16}) {
-      std::size_t next = 0, smallest = items, largest = 0;
-      for (int k = 1; k <= n; ++k) {
-        const IndexRange r = shard_range(items, {k, n});
-        INFO("items " << items << " shard " << k << "/" << n);
-        CHECK(r.begin == next);  // contiguous and in order
-        CHECK(r.end >= r.begin);
-        next = r.end;
-        smallest = std::min(smallest, r.size());
-        largest = std::max(largest, r.size());
-      }
-      CHECK(next == items);            // together they cover everything
-      CHECK(largest - smallest <= 1);  // near-equal parts
-    }
-  }
-  // Same inputs, same split.
-  CHECK(shard_range(1000, {3, 7}).begin == shard_range(1000, {3, 7}).begin);
-  CHECK(shard_range(10, {2, 3}).begin == 3);
-  CHECK(shard_range(10, {2, 3}).end == 6);
+TEST_CASE("frame ranges: frames_within gives every frame, or checks the requested ones") {
+  CHECK(frames_within(4, std::nullopt, "") == F{1, 2, 3, 4});
+  CHECK(frames_within(0, std::nullopt, "").empty());
+  CHECK(frames_within(10, F{2, 5, 10}, "") == F{2, 5, 10});
+  CHECK_THROWS_WITH_AS(frames_within(10, F{5, 11}, " (the scene's frames)"),
+                       "--frames: frame 11 is outside 1-10 (the scene's frames)", UsageError);
+  CHECK_THROWS_WITH_AS(frames_within(10, F{0, 5}, ""), "--frames: frame 0 is outside 1-10",
+                       UsageError);
 }

@@ -47,7 +47,7 @@ int main(int argc, char** argv) {
         std::vector<std::int64_t> frames;
         for (int f = 1; f <= p.frames; ++f) frames.push_back(f);
         if (auto sel = ctx.frames()) frames = *sel;
-        const auto part = app::shard_range(frames.size(), ctx.shard());
+        const auto part = shard_range(frames.size(), ctx.shard());
         const auto out = ctx.output("wave.h5");
         if (ctx.dry_run()) {
           std::printf("would write %zu frames of %d points to %s\n", part.size(), p.points,

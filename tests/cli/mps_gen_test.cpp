@@ -290,6 +290,18 @@ TEST_CASE("mps-gen: --dry-run lists the simulations and writes nothing") {
   CHECK(std::filesystem::is_empty(dir.path()));
 }
 
+TEST_CASE("mps-gen: a frame past the duration exits 2 naming it, and writes nothing") {
+  TempDir dir;
+  const auto r = run_command(kMpsGen + " --frames 1-5000 --set scene.duration=1 -o " +
+                             (dir / "db.h5").string());
+  CHECK(r.exit_code == 2);
+  // 1 s at the default 30 fps: frames 1-31, frame 1 at t = 0.
+  CHECK(
+      r.err.find("--frames: frame 32 is outside 1-31 (duration 1 s at 30 fps; frame 1 is t = 0)") !=
+      std::string::npos);
+  CHECK(std::filesystem::is_empty(dir.path()));
+}
+
 TEST_CASE("mps-gen: the same bytes with the baseline vector code as with the CPU's widest") {
   // The pair loops and parts of the PPE run as AVX2 or AVX-512 lanes where the CPU has them; the
   // baseline adds the same terms in the same order (core/simd.hpp). DATADYN_SIMD caps the level.

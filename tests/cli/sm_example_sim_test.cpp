@@ -519,6 +519,15 @@ TEST_CASE("sm-example-sim: a dry run says what it would do, in words for one or 
   CHECK_FALSE(std::filesystem::exists(dir / "b.h5"));
 }
 
+TEST_CASE("sm-example-sim: a frame past the scene's last exits 2 naming it, and writes nothing") {
+  TempDir dir;
+  const auto r = run_command(kSim + " --frames 100-121 -o " + (dir / "b.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--frames: frame 121 is outside 1-120 (the scene's frames)") !=
+        std::string::npos);
+  CHECK(std::filesystem::is_empty(dir.path()));
+}
+
 TEST_CASE(
     "sm-example-sim: the render mesh's texture coordinates reach the exported OBJ, seams kept") {
   TempDir dir;

@@ -399,8 +399,7 @@ TEST_CASE("export: every sequence by default, named apart, and shards split the 
   for (int k = 1; k <= 3; ++k) {
     auto q = fx.params("s/{sequence}.####.obj", "cloth");
     std::filesystem::create_directories(fx.dir / "s");
-    q.shard_index = k;
-    q.shard_count = 3;
+    q.shard = {k, 3};
     for (const auto& f : export_cache(q, kProvenance).files) shards.push_back(f.filename());
   }
   CHECK(shards == std::vector<std::string>{"cloth.0001.obj", "cloth.0002.obj", "cloth.0003.obj",
@@ -460,7 +459,7 @@ TEST_CASE("export: bad input fails before any file is written, naming file, data
   p.format = ExportFormat::Ply;
   CHECK_THROWS_AS(export_cache(p, kProvenance), UsageError);
   p = fx.params("c.pc2", "cloth");
-  p.shard_count = 2;
+  p.shard.count = 2;
   CHECK_THROWS_AS(export_cache(p, kProvenance), UsageError);
   CHECK_THROWS_AS(export_cache(fx.params("c.####.usda", "cloth"), kProvenance), UsageError);
   CHECK_THROWS_AS(export_cache(fx.params("c.txt", "cloth"), kProvenance), UsageError);

@@ -16,9 +16,7 @@ int main(int argc, char** argv) {
       [](app::Context& ctx) {
         const auto params = ctx.config<fluid::DatabaseParams>(fluid::read_database_params);
         const auto all = fluid::sweep_simulations(params.scene, params.sweep);
-        const auto part = app::shard_range(all.size(), ctx.shard());
-        const std::vector<fluid::SimulationSpec> sims(all.begin() + static_cast<long>(part.begin),
-                                                      all.begin() + static_cast<long>(part.end));
+        const auto sims = shard_part(all, ctx.shard());
         fluid::RunOptions run;
         run.frames = fluid::output_frames(params.scene, ctx.frames());
         run.threads = ctx.threads();

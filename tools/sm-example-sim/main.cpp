@@ -7,6 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "app/frame_range.hpp"
 #include "app/tool.hpp"
 #include "core/errors.hpp"
 #include "elastic/elastic_io.hpp"
@@ -18,9 +19,8 @@ int main(int argc, char** argv) {
   tool.main(
       [](app::Context& ctx) {
         const auto config = ctx.config<elastic::SceneConfig>(elastic::read_scene_config);
-        const auto selection = ctx.frames();
-        const auto frames =
-            elastic::frames_to_write(config, selection ? &*selection : nullptr, ctx.shard());
+        const auto frames = shard_part(
+            app::frames_within(config.frames, ctx.frames(), " (the scene's frames)"), ctx.shard());
         const auto note = [](elastic::Note level, const std::string& text) {
           spdlog::log(level == elastic::Note::Warning ? spdlog::level::warn : spdlog::level::info,
                       "{}", text);

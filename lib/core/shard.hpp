@@ -6,8 +6,9 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
-namespace datadyn::app {
+namespace datadyn {
 
 struct Shard {
   int index = 1;  ///< K, 1-based
@@ -25,4 +26,13 @@ struct IndexRange {
 };
 IndexRange shard_range(std::size_t items, const Shard& s);
 
-}  // namespace datadyn::app
+/// Shard `s`'s part of `items`: items[shard_range(items.size(), s)], in order. Every tool splits
+/// its work (simulations, runs, frames) through this, so shards merge into the single run's output.
+template <class T>
+std::vector<T> shard_part(const std::vector<T>& items, const Shard& s) {
+  const IndexRange r = shard_range(items.size(), s);
+  return std::vector<T>(items.begin() + static_cast<std::ptrdiff_t>(r.begin),
+                        items.begin() + static_cast<std::ptrdiff_t>(r.end));
+}
+
+}  // namespace datadyn

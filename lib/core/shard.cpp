@@ -1,10 +1,10 @@
-#include "app/shard.hpp"
+#include "core/shard.hpp"
 
 #include <charconv>
 
 #include "core/errors.hpp"
 
-namespace datadyn::app {
+namespace datadyn {
 
 Shard parse_shard(const std::string& text) {
   const auto fail = [&](const std::string& why) -> Shard {
@@ -32,4 +32,4 @@ IndexRange shard_range(std::size_t items, const Shard& s) {
   return {static_cast<std::size_t>(m * (k - 1) / n), static_cast<std::size_t>(m * k / n)};
 }
 
-}  // namespace datadyn::app
+}  // namespace datadyn
