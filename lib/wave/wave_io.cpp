@@ -449,12 +449,10 @@ std::string selection_svg(const std::vector<double>& z, const Eigen::VectorXd& t
   return os.str();
 }
 
-}  // namespace
-
-void run_wave_edit(const EditParams& p, const EditRun& run) {
-  const io::CacheReader cache(run.database);
-  const Database db = open_database(cache);
-  const Grid2Spec grid = feature_grid(p, db, cache, run.origin);
+/// The checks of the edit against the database, before any work: the 3D grid's size, the cross
+/// section within the feature grid, the fixed slices and simulations.
+void check_edit(const EditParams& p, const Database& db, const Grid2Spec& grid,
+                const EditRun& run) {
   // The 3D level set has one grid slice per spacing along z: at most 1e9 voxels (4 GB a frame).
   const double depth = (p.slice_count - 1.0) * p.slice_spacing / grid.spacing + 1 +
                        (p.close_ends ? p.slice_spacing / grid.spacing + 2 * (p.band + 1) : 0.0);
@@ -473,14 +471,6 @@ void run_wave_edit(const EditParams& p, const EditRun& run) {
                           app::json_text(json(x_first)) + ", " + app::json_text(json(x_last)) +
                           "] m",
                       app::json_text(json(p.cross_section)));
-  const double l0 = db.l0 > 0 ? db.l0 : grid.spacing;
-  DensityParams density{p.influence_radius * l0, 0.25};
-  const double iso =
-      p.iso_fraction * M_PI * density.influence_radius * density.influence_radius / (l0 * l0);
-  spdlog::info("database {}: {} simulations, {} frames at {} fps; feature grid {} x {} at {} m",
-               run.database.string(), db.names.size(), db.frames, db.frame_rate, grid.nx, grid.ny,
-               grid.spacing);
-
   for (const FixedSlice& f : p.fixed) {
     if (f.slice >= static_cast<std::size_t>(p.slice_count))
       throw ConfigError(run.origin({"fixed", "slices.count"}), "/fixed",
@@ -491,8 +481,12 @@ void run_wave_edit(const EditParams& p, const EditRun& run) {
                         "simulations in [-1, " + std::to_string(db.names.size() - 1) + "]",
                         std::to_string(f.simulation));
   }
+}
 
-  // The frames to write, checked before the features are computed (seconds to minutes).
+/// The database frames (indices) this run writes: those of --frames, else all, then the shard's
+/// part. Every shard selects the same slices (the selection does not depend on the frames); each
+/// writes its part of the frames, so dd-cache merge gives the single run's cache.
+std::vector<std::size_t> frames_to_edit(const Database& db, const EditRun& run) {
   std::vector<std::size_t> frame_index;
   if (run.frames) {
     for (std::int64_t f : *run.frames) {
@@ -507,53 +501,45 @@ void run_wave_edit(const EditParams& p, const EditRun& run) {
   } else {
     for (std::size_t t = 0; t < db.frames; ++t) frame_index.push_back(t);
   }
-  // Every shard selects the same slices (the selection does not depend on the frames); each
-  // writes its part of the frames, so dd-cache merge gives the single run's cache.
-  frame_index = shard_part(frame_index, run.shard);
+  return shard_part(frame_index, run.shard);
+}
 
-  // Target heights per slice, checked against the database's range at s.
-  const auto curve = target_curve(p);
-  const auto S = static_cast<std::size_t>(p.slice_count);
-  std::vector<double> z(S);
-  Eigen::VectorXd target(static_cast<Eigen::Index>(S));
-  for (std::size_t i = 0; i < S; ++i) {
-    z[i] = p.first_z + p.slice_spacing * static_cast<double>(i);
-    target(static_cast<Eigen::Index>(i)) = curve_at(curve, z[i]);
-  }
-
+/// The features from run.features when they match the database, else computed and stored there.
+WaveFeatures obtain_features(const io::CacheReader& cache, const Database& db,
+                             const Grid2Spec& grid, const DensityParams& density, double iso,
+                             const EditRun& run) {
   const std::filesystem::path& features_path = run.features;
   const json key = features_key(db, cache, grid, density, iso);
-  std::optional<WaveFeatures> loaded = load_features(features_path, key, grid, db, iso);
-  WaveFeatures features;
-  if (loaded) {
+  if (std::optional<WaveFeatures> loaded = load_features(features_path, key, grid, db, iso)) {
     spdlog::info("features from {}", features_path.string());
-    features = std::move(*loaded);
-  } else {
-    features = compute_features(cache, db, grid, density, iso);
-    // A dry run computes them (seconds) to check the target, and keeps nothing. They are only
-    // a cache: where they cannot be written (a read-only database library) the edit goes on.
-    try {
-      if (run.dry_run) {
-        io::check_writable_directory(features_path);
-      } else {
-        store_features(features_path, features, key, run.provenance);
-        spdlog::info("features stored in {}", features_path.string());
-      }
-    } catch (const IoError& e) {
-      spdlog::warn(
-          "features not stored ({}): every run computes them again; set features to a "
-          "writable path to keep them",
-          e.what());
-    }
+    return std::move(*loaded);
   }
+  WaveFeatures features = compute_features(cache, db, grid, density, iso);
+  // A dry run computes them (seconds) to check the target, and keeps nothing. They are only
+  // a cache: where they cannot be written (a read-only database library) the edit goes on.
+  try {
+    if (run.dry_run) {
+      io::check_writable_directory(features_path);
+    } else {
+      store_features(features_path, features, key, run.provenance);
+      spdlog::info("features stored in {}", features_path.string());
+    }
+  } catch (const IoError& e) {
+    spdlog::warn(
+        "features not stored ({}): every run computes them again; set features to a "
+        "writable path to keep them",
+        e.what());
+  }
+  return features;
+}
 
-  SelectionProblem problem;
-  problem.heights = Eigen::VectorXd(static_cast<Eigen::Index>(db.names.size()));
-  for (std::size_t n = 0; n < db.names.size(); ++n)
-    problem.heights(static_cast<Eigen::Index>(n)) = features.max_height(n, p.cross_section);
-  const double hlo = problem.heights.minCoeff(), hhi = problem.heights.maxCoeff();
-  for (std::size_t i = 0; i < S; ++i) {
-    double& t = target(static_cast<Eigen::Index>(i));
+/// Clamps the target heights into the database's range [min, max] of `heights`; a target
+/// further outside than the tolerance is a ConfigError.
+void clamp_target(Eigen::VectorXd& target, const Eigen::VectorXd& heights, const EditParams& p,
+                  const EditRun& run) {
+  const double hlo = heights.minCoeff(), hhi = heights.maxCoeff();
+  for (Eigen::Index i = 0; i < target.size(); ++i) {
+    double& t = target(i);
     const double excess = std::max(hlo - t, t - hhi);
     if (excess > p.target_tolerance) {
       throw ConfigError(
@@ -572,42 +558,38 @@ void run_wave_edit(const EditParams& p, const EditRun& run) {
       t = std::clamp(t, hlo, hhi);
     }
   }
-  if (run.dry_run) {
-    // What the run would write besides the cache: the report and the picture.
-    io::check_writable_directory(run.report);
-    io::check_writable_directory(run.plot);
-    std::printf(
-        "would edit %zu slices from %zu simulations of %s into %s (%zu x %zu x %zu voxels, %zu "
-        "frames)\n",
-        S, db.names.size(), run.database.c_str(), run.output.c_str(), grid.nx, grid.ny,
-        static_cast<std::size_t>(std::lround((S - 1) * p.slice_spacing / grid.spacing)) + 1,
-        frame_index.size());
-    return;
-  }
-  problem.target = target;
-  problem.distance = features.distance;
-  problem.alpha = p.alpha;
-  problem.fixed = p.fixed;
-  const Selection optimal = select_optimal(problem);
-  std::optional<Selection> greedy;
-  if (!p.fixed.empty()) greedy = select_greedy(problem);
-  const Selection& chosen = p.method == SelectionMethod::Optimal ? optimal : *greedy;
+}
 
-  // Time alignment: shift each slice so its wave arrives at s when the reference slice's does.
+/// Time alignment: each slice's frame offset, so its wave arrives at s when the reference
+/// slice's does (all 0 without align_time).
+std::vector<long> time_offsets(const EditParams& p, const WaveFeatures& features,
+                               const Selection& chosen) {
+  const auto S = static_cast<std::size_t>(p.slice_count);
   std::vector<long> offset(S, 0);
-  if (p.align_time) {
-    const std::size_t ref_slice = p.fixed.empty() ? S / 2 : p.fixed.front().slice;
-    const auto ref = static_cast<long>(
-        features.arrival_frame(static_cast<std::size_t>(chosen.simulation[ref_slice]),
-                               p.cross_section, p.arrival_fraction));
-    for (std::size_t i = 0; i < S; ++i)
-      offset[i] =
-          static_cast<long>(features.arrival_frame(static_cast<std::size_t>(chosen.simulation[i]),
-                                                   p.cross_section, p.arrival_fraction)) -
-          ref;
-  }
+  if (!p.align_time) return offset;
+  const auto arrival = [&](std::size_t slice) {
+    return static_cast<long>(features.arrival_frame(
+        static_cast<std::size_t>(chosen.simulation[slice]), p.cross_section, p.arrival_fraction));
+  };
+  const long ref = arrival(p.fixed.empty() ? S / 2 : p.fixed.front().slice);
+  for (std::size_t i = 0; i < S; ++i) offset[i] = arrival(i) - ref;
+  return offset;
+}
 
-  // Report and picture.
+/// The selections of an edit: the optimal one, the greedy one when slices are fixed, and the one
+/// the config's method chose.
+struct Selections {
+  Selection optimal;
+  std::optional<Selection> greedy;
+  const Selection& chosen(SelectionMethod method) const {
+    return method == SelectionMethod::Optimal ? optimal : *greedy;
+  }
+};
+
+/// The report JSON: the problem, both selections' objectives and, per slice, the picks.
+json edit_report(const EditParams& p, const EditRun& run, const Database& db,
+                 const SelectionProblem& problem, const std::vector<double>& z,
+                 const Selections& sel, const std::vector<long>& offset) {
   const Eigen::MatrixXd sh = shape_scores(problem.heights, problem.target);
   json report;
   report["provenance"] = app::provenance_json(run.provenance);
@@ -616,44 +598,54 @@ void run_wave_edit(const EditParams& p, const EditRun& run) {
   report["cross_section"] = p.cross_section;
   report["alpha"] = p.alpha;
   report["method"] = p.method == SelectionMethod::Optimal ? "optimal" : "greedy";
-  report["objective"] = {{"optimal", optimal.objective},
-                         {"greedy", greedy ? json(greedy->objective) : json(nullptr)}};
-  report["database_height_range"] = {hlo, hhi};
+  report["objective"] = {{"optimal", sel.optimal.objective},
+                         {"greedy", sel.greedy ? json(sel.greedy->objective) : json(nullptr)}};
+  report["database_height_range"] = {problem.heights.minCoeff(), problem.heights.maxCoeff()};
   report["heights_at_cross_section"] =
       std::vector<double>(problem.heights.data(), problem.heights.data() + problem.heights.size());
-  std::vector<double> chosen_h(S), greedy_h(S);
-  for (std::size_t i = 0; i < S; ++i) {
+  for (std::size_t i = 0; i < z.size(); ++i) {
     json s;
     s["slice"] = i;
     s["z"] = z[i];
-    s["target"] = target(static_cast<Eigen::Index>(i));
-    auto pick = [&](const Selection& sel) {
-      const int n = sel.simulation[i];
+    s["target"] = problem.target(static_cast<Eigen::Index>(i));
+    auto pick = [&](const Selection& chosen) {
+      const int n = chosen.simulation[i];
       return json{{"simulation", db.names[static_cast<std::size_t>(n)]},
                   {"index", n},
                   {"height", problem.heights(n)},
                   {"S_h", sh(n, static_cast<Eigen::Index>(i))}};
     };
-    s["optimal"] = pick(optimal);
-    if (greedy) s["greedy"] = pick(*greedy);
+    s["optimal"] = pick(sel.optimal);
+    if (sel.greedy) s["greedy"] = pick(*sel.greedy);
     s["time_offset_frames"] = offset[i];
     report["slices"].push_back(s);
-    chosen_h[i] = problem.heights(chosen.simulation[i]);
-    greedy_h[i] = greedy ? problem.heights(greedy->simulation[i]) : chosen_h[i];
   }
-  // The report and the picture are written after the cache, so a run that fails (a full disk)
-  // leaves neither beside a missing cache.
-  const std::string report_text = app::json_dump(report, 2) + "\n";
-  const std::string plot_text = selection_svg(
-      z, target, chosen_h, greedy_h,
+  return report;
+}
+
+/// The picture of target and achieved heights (the greedy curve is the chosen one's without
+/// fixed slices).
+std::string edit_plot(const EditParams& p, const SelectionProblem& problem,
+                      const std::vector<double>& z, const Selections& sel) {
+  const Selection& chosen = sel.chosen(p.method);
+  std::vector<double> chosen_h(z.size()), greedy_h(z.size());
+  for (std::size_t i = 0; i < z.size(); ++i) {
+    chosen_h[i] = problem.heights(chosen.simulation[i]);
+    greedy_h[i] = sel.greedy ? problem.heights(sel.greedy->simulation[i]) : chosen_h[i];
+  }
+  return selection_svg(
+      z, problem.target, chosen_h, greedy_h,
       "target and achieved heights at s = " + std::to_string(p.cross_section).substr(0, 6) +
           " m, alpha " + std::to_string(p.alpha).substr(0, 4));
-  io::check_writable_directory(run.report);
-  io::check_writable_directory(run.plot);
-  spdlog::info("objective (eq. 7): optimal {:.6f}, greedy {}", optimal.objective,
-               greedy ? std::to_string(greedy->objective) : "-");
+}
 
-  // The 3D level-set sequence.
+/// Writes the 3D level-set sequence of the frames `frame_index`: each frame blends the chosen
+/// simulations' 2D distance fields, shifted by `offset` frames, along z.
+void write_surface(const EditParams& p, const EditRun& run, const io::CacheReader& cache,
+                   const Database& db, const Grid2Spec& grid, const DensityParams& density,
+                   double iso, const std::vector<double>& z, const Selection& chosen,
+                   const std::vector<long>& offset, const std::vector<std::size_t>& frame_index) {
+  const auto S = static_cast<std::size_t>(p.slice_count);
   // Layers from the first slice to the last; with closed ends, the water goes on half a slice
   // spacing beyond them, and the grid a band further, so the surface closes inside the grid.
   const double last_z = p.first_z + (static_cast<double>(S) - 1) * p.slice_spacing;
@@ -691,11 +683,12 @@ void run_wave_edit(const EditParams& p, const EditRun& run) {
     // The distinct (simulation, frame) pairs this output frame needs.
     std::map<std::pair<int, std::size_t>, std::size_t> need;
     std::vector<std::pair<int, std::size_t>> keys;
+    std::vector<std::pair<int, std::size_t>> slice_key(S);
     for (std::size_t i = 0; i < S; ++i) {
       const long shifted =
           std::clamp(static_cast<long>(t) + offset[i], 0L, static_cast<long>(db.frames) - 1);
-      const auto k = std::make_pair(chosen.simulation[i], static_cast<std::size_t>(shifted));
-      if (need.emplace(k, keys.size()).second) keys.push_back(k);
+      slice_key[i] = std::make_pair(chosen.simulation[i], static_cast<std::size_t>(shifted));
+      if (need.emplace(slice_key[i], keys.size()).second) keys.push_back(slice_key[i]);
     }
     std::vector<Points2> positions;  // HDF5 on this thread only
     for (const auto& k : keys)
@@ -707,11 +700,7 @@ void run_wave_edit(const EditParams& p, const EditRun& run) {
         fields[k] = signed_distance(density_grid(positions[k], grid, density), iso, p.band);
     });
     std::vector<const Grid2*> slices(S);
-    for (std::size_t i = 0; i < S; ++i) {
-      const long shifted =
-          std::clamp(static_cast<long>(t) + offset[i], 0L, static_cast<long>(db.frames) - 1);
-      slices[i] = &fields[need.at({chosen.simulation[i], static_cast<std::size_t>(shifted)})];
-    }
+    for (std::size_t i = 0; i < S; ++i) slices[i] = &fields[need.at(slice_key[i])];
     blend_slices(slices, layout, p.blend, volume);
     if (p.close_ends) cap_ends(volume, out_spec, p.first_z - reach, last_z + reach, band_m);
     seq.append_frame(
@@ -721,6 +710,70 @@ void run_wave_edit(const EditParams& p, const EditRun& run) {
   }
   progress.finish();
   writer.commit();
+}
+
+}  // namespace
+
+void run_wave_edit(const EditParams& p, const EditRun& run) {
+  const io::CacheReader cache(run.database);
+  const Database db = open_database(cache);
+  const Grid2Spec grid = feature_grid(p, db, cache, run.origin);
+  check_edit(p, db, grid, run);
+  const double l0 = db.l0 > 0 ? db.l0 : grid.spacing;
+  DensityParams density{p.influence_radius * l0, 0.25};
+  const double iso =
+      p.iso_fraction * M_PI * density.influence_radius * density.influence_radius / (l0 * l0);
+  spdlog::info("database {}: {} simulations, {} frames at {} fps; feature grid {} x {} at {} m",
+               run.database.string(), db.names.size(), db.frames, db.frame_rate, grid.nx, grid.ny,
+               grid.spacing);
+  // The frames to write, checked before the features are computed (seconds to minutes).
+  const std::vector<std::size_t> frame_index = frames_to_edit(db, run);
+
+  // Target heights per slice, checked against the database's range at s.
+  const auto curve = target_curve(p);
+  const auto S = static_cast<std::size_t>(p.slice_count);
+  std::vector<double> z(S);
+  SelectionProblem problem;
+  problem.target = Eigen::VectorXd(static_cast<Eigen::Index>(S));
+  for (std::size_t i = 0; i < S; ++i) {
+    z[i] = p.first_z + p.slice_spacing * static_cast<double>(i);
+    problem.target(static_cast<Eigen::Index>(i)) = curve_at(curve, z[i]);
+  }
+  const WaveFeatures features = obtain_features(cache, db, grid, density, iso, run);
+  problem.heights = Eigen::VectorXd(static_cast<Eigen::Index>(db.names.size()));
+  for (std::size_t n = 0; n < db.names.size(); ++n)
+    problem.heights(static_cast<Eigen::Index>(n)) = features.max_height(n, p.cross_section);
+  clamp_target(problem.target, problem.heights, p, run);
+  if (run.dry_run) {
+    // What the run would write besides the cache: the report and the picture.
+    io::check_writable_directory(run.report);
+    io::check_writable_directory(run.plot);
+    std::printf(
+        "would edit %zu slices from %zu simulations of %s into %s (%zu x %zu x %zu voxels, %zu "
+        "frames)\n",
+        S, db.names.size(), run.database.c_str(), run.output.c_str(), grid.nx, grid.ny,
+        static_cast<std::size_t>(std::lround((S - 1) * p.slice_spacing / grid.spacing)) + 1,
+        frame_index.size());
+    return;
+  }
+  problem.distance = features.distance;
+  problem.alpha = p.alpha;
+  problem.fixed = p.fixed;
+  Selections sel{select_optimal(problem), std::nullopt};
+  if (!p.fixed.empty()) sel.greedy = select_greedy(problem);
+  const Selection& chosen = sel.chosen(p.method);
+  const std::vector<long> offset = time_offsets(p, features, chosen);
+
+  // The report and the picture are written after the cache, so a run that fails (a full disk)
+  // leaves neither beside a missing cache.
+  const std::string report_text =
+      app::json_dump(edit_report(p, run, db, problem, z, sel, offset), 2) + "\n";
+  const std::string plot_text = edit_plot(p, problem, z, sel);
+  io::check_writable_directory(run.report);
+  io::check_writable_directory(run.plot);
+  spdlog::info("objective (eq. 7): optimal {:.6f}, greedy {}", sel.optimal.objective,
+               sel.greedy ? std::to_string(sel.greedy->objective) : "-");
+  write_surface(p, run, cache, db, grid, density, iso, z, chosen, offset, frame_index);
   write_text(run.report, report_text);
   write_text(run.plot, plot_text);
 }
