@@ -340,7 +340,112 @@ struct Job {
   double seconds = 0;
   std::exception_ptr error;
   bool done = false;
+
+  /// Keeps the solver's state as the frame `frame` at `time` (float32, as the cache stores it).
+  void keep_frame(const MpsSolver& solver, const OutputOptions& output, std::int64_t frame,
+                  double time) {
+    Points2 x, v;
+    Eigen::VectorXd p;
+    solver.fluid_positions(x);
+    position.insert(position.end(), x.data(), x.data() + x.size());
+    if (output.velocity) {
+      solver.fluid_velocities(v);
+      velocity.insert(velocity.end(), v.data(), v.data() + v.size());
+    }
+    if (output.pressure) {
+      solver.fluid_pressures(p);
+      pressure.insert(pressure.end(), p.data(), p.data() + p.size());
+    }
+    frames.push_back(frame);
+    times.push_back(time);
+  }
 };
+
+/// Writes a finished simulation as a sequence: its parameters as attributes, the tank as static
+/// arrays, the kept frames.
+void write_simulation(io::CacheWriter& writer, const Job& job, const Tank& tank,
+                      const DatabaseParams& params) {
+  const SimulationSpec& spec = *job.spec;
+  const Scene& base = params.scene;
+  io::SequenceWriter& seq = writer.add_sequence(spec.name, {base.frame_rate, 2});
+  seq.set_attribute("index", static_cast<std::int64_t>(spec.index));
+  seq.set_attribute("column_height", spec.column.height);
+  seq.set_attribute("column_width", spec.column.width);
+  seq.set_attribute("column_x", spec.column.x);
+  seq.set_attribute("column_bottom", spec.column.bottom);
+  seq.set_attribute("initial_velocity",
+                    std::vector<double>{spec.column.velocity.x(), spec.column.velocity.y()});
+  seq.set_attribute("water_level", base.water_level);
+  seq.set_attribute("l0", base.l0);
+  seq.set_attribute("fluid_count", static_cast<std::int64_t>(job.fluid));
+  seq.set_attribute("steps", static_cast<std::int64_t>(job.result.steps));
+  const Points2& bp = tank.boundary_positions();
+  std::vector<float> tank_pos(static_cast<std::size_t>(bp.size()));
+  for (Eigen::Index i = 0; i < bp.size(); ++i)
+    tank_pos[static_cast<std::size_t>(i)] = static_cast<float>(bp.data()[i]);
+  std::vector<std::int8_t> tank_type;
+  for (ParticleType t : tank.boundary_types()) tank_type.push_back(static_cast<std::int8_t>(t));
+  seq.write_static("tank/position", io::view(tank_pos, {static_cast<std::size_t>(bp.rows()), 2}));
+  seq.write_static("tank/type", io::view(tank_type));
+  const std::size_t n = job.fluid;
+  for (std::size_t f = 0; f < job.frames.size(); ++f) {
+    std::vector<std::pair<std::string, io::ArrayView>> data;
+    data.emplace_back(
+        "points/position",
+        io::ArrayView{job.position.data() + f * n * 2, io::ElementType::Float32, {n, 2}});
+    if (params.output.velocity)
+      data.emplace_back(
+          "points/velocity",
+          io::ArrayView{job.velocity.data() + f * n * 2, io::ElementType::Float32, {n, 2}});
+    if (params.output.pressure)
+      data.emplace_back("points/pressure",
+                        io::ArrayView{job.pressure.data() + f * n, io::ElementType::Float32, {n}});
+    seq.append_frame(job.frames[f], job.times[f], data);
+  }
+}
+
+/// The summary of a finished simulation, logged with its speed and where the time went.
+SimulationSummary summarize(const Job& job) {
+  SimulationSummary s;
+  s.name = job.spec->name;
+  s.fluid = job.fluid;
+  s.frames = job.frames.size();
+  s.steps = job.result.steps;
+  s.max_iterations = job.result.max_iterations;
+  s.seconds = job.seconds;
+  const StepTiming& tm = job.result.timing;
+  spdlog::info(
+      "{}: {} water particles, {} frames, {} steps in {:.1f} s ({:.3g} particle-steps/s; "
+      "neighbours {:.0f}%, PPE {:.0f}% with {:.1f} CG iterations per step, max {})",
+      s.name, s.fluid, s.frames, s.steps, s.seconds,
+      static_cast<double>(s.fluid) * static_cast<double>(s.steps) / std::max(s.seconds, 1e-9),
+      100 * tm.neighbors / std::max(1e-9, tm.neighbors + tm.ppe + tm.other),
+      100 * tm.ppe / std::max(1e-9, tm.neighbors + tm.ppe + tm.other),
+      static_cast<double>(tm.ppe_iterations) / std::max(1, tm.steps), s.max_iterations);
+  return s;
+}
+
+/// Ends a run whose simulation `k` failed: the simulations before it are committed, with an
+/// `incomplete` attribute saying so; none are when it was the first.
+[[noreturn]] void stop_at_failure(io::CacheWriter& writer, const std::vector<SimulationSpec>& sims,
+                                  std::size_t k, const SimulationResult& result) {
+  const SimulationSpec& spec = sims[k];
+  // With no simulation completed there is nothing to keep: the writer is not committed, so
+  // an existing database stays as it was.
+  if (k == 0)
+    throw RunError(column_text(spec) + ": " + result.message + "; no simulation was completed, " +
+                   writer.path().string() + " is left as it was");
+  const std::string kept = "it keeps the " + std::to_string(k) + " simulation" +
+                           (k == 1 ? "" : "s") + " before it (" + sims.front().name +
+                           (k == 1 ? "" : ".." + sims[k - 1].name) + ")";
+  // Said in the file too: a shard cut short merged with the others without a word, and
+  // the merged database looked whole (dd-cache merge warns of an input that says this).
+  writer.set_attribute("/", "incomplete",
+                       spec.name + " failed, and the simulations after it were not run; " + kept);
+  writer.commit();
+  throw RunError(column_text(spec) + ": " + result.message + "; " + writer.path().string() +
+                 " was written: " + kept);
+}
 
 }  // namespace
 
@@ -370,31 +475,11 @@ std::vector<SimulationSummary> write_database(const DatabaseParams& params,
     const auto t0 = std::chrono::steady_clock::now();
     const InitialWater water = initial_water(tank, base, job.spec->column);
     job.fluid = static_cast<std::size_t>(water.position.rows());
-    const std::size_t n = job.fluid;
     std::size_t next_frame = 0;  // index into `frames`
-    Points2 x, v;
-    Eigen::VectorXd p;
     auto on_frame = [&](std::size_t index, double time, const MpsSolver& solver) {
       if (abort_all.load() || k > first_failed.load()) throw Cancelled{};
-      if (next_frame < frames.size() &&
-          frames[next_frame] == static_cast<std::int64_t>(index) + 1) {
-        solver.fluid_positions(x);
-        for (Eigen::Index i = 0; i < x.size(); ++i)
-          job.position.push_back(static_cast<float>(x.data()[i]));
-        if (params.output.velocity) {
-          solver.fluid_velocities(v);
-          for (Eigen::Index i = 0; i < v.size(); ++i)
-            job.velocity.push_back(static_cast<float>(v.data()[i]));
-        }
-        if (params.output.pressure) {
-          solver.fluid_pressures(p);
-          for (Eigen::Index i = 0; i < p.size(); ++i)
-            job.pressure.push_back(static_cast<float>(p[i]));
-        }
-        job.frames.push_back(frames[next_frame]);
-        job.times.push_back(time);
-        ++next_frame;
-      }
+      if (next_frame < frames.size() && frames[next_frame] == static_cast<std::int64_t>(index) + 1)
+        job.keep_frame(solver, params.output, frames[next_frame++], time);
       frames_done.fetch_add(1);
       {
         std::lock_guard<std::mutex> lock(mu);
@@ -402,7 +487,7 @@ std::vector<SimulationSummary> write_database(const DatabaseParams& params,
       }
       cv.notify_all();
     };
-    job.position.reserve(frames.size() * n * 2);
+    job.position.reserve(frames.size() * job.fluid * 2);
     job.result = run_simulation(tank, scene, params.solver, water, on_frame);
     job.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (!job.result.ok) {
@@ -474,81 +559,12 @@ std::vector<SimulationSummary> write_database(const DatabaseParams& params,
       if (done) break;
     }
     if (job.error) std::rethrow_exception(job.error);
-    const SimulationSpec& spec = *job.spec;
     if (!job.result.ok) {
       abort_all = true;
-      // With no simulation completed there is nothing to keep: the writer is not committed, so
-      // an existing database stays as it was.
-      if (k == 0)
-        throw RunError(column_text(spec) + ": " + job.result.message +
-                       "; no simulation was completed, " + writer.path().string() +
-                       " is left as it was");
-      const std::string kept = "it keeps the " + std::to_string(k) + " simulation" +
-                               (k == 1 ? "" : "s") + " before it (" + sims.front().name +
-                               (k == 1 ? "" : ".." + sims[k - 1].name) + ")";
-      // Said in the file too: a shard cut short merged with the others without a word, and
-      // the merged database looked whole (dd-cache merge warns of an input that says this).
-      writer.set_attribute(
-          "/", "incomplete",
-          spec.name + " failed, and the simulations after it were not run; " + kept);
-      writer.commit();
-      throw RunError(column_text(spec) + ": " + job.result.message + "; " + writer.path().string() +
-                     " was written: " + kept);
+      stop_at_failure(writer, sims, k, job.result);
     }
-    // Write the simulation (this thread only).
-    io::SequenceWriter& seq = writer.add_sequence(spec.name, {base.frame_rate, 2});
-    seq.set_attribute("index", static_cast<std::int64_t>(spec.index));
-    seq.set_attribute("column_height", spec.column.height);
-    seq.set_attribute("column_width", spec.column.width);
-    seq.set_attribute("column_x", spec.column.x);
-    seq.set_attribute("column_bottom", spec.column.bottom);
-    seq.set_attribute("initial_velocity",
-                      std::vector<double>{spec.column.velocity.x(), spec.column.velocity.y()});
-    seq.set_attribute("water_level", base.water_level);
-    seq.set_attribute("l0", base.l0);
-    seq.set_attribute("fluid_count", static_cast<std::int64_t>(job.fluid));
-    seq.set_attribute("steps", static_cast<std::int64_t>(job.result.steps));
-    const Points2& bp = tank.boundary_positions();
-    std::vector<float> tank_pos(static_cast<std::size_t>(bp.size()));
-    for (Eigen::Index i = 0; i < bp.size(); ++i)
-      tank_pos[static_cast<std::size_t>(i)] = static_cast<float>(bp.data()[i]);
-    std::vector<std::int8_t> tank_type;
-    for (ParticleType t : tank.boundary_types()) tank_type.push_back(static_cast<std::int8_t>(t));
-    seq.write_static("tank/position", io::view(tank_pos, {static_cast<std::size_t>(bp.rows()), 2}));
-    seq.write_static("tank/type", io::view(tank_type));
-    const std::size_t n = job.fluid;
-    for (std::size_t f = 0; f < job.frames.size(); ++f) {
-      std::vector<std::pair<std::string, io::ArrayView>> data;
-      data.emplace_back(
-          "points/position",
-          io::ArrayView{job.position.data() + f * n * 2, io::ElementType::Float32, {n, 2}});
-      if (params.output.velocity)
-        data.emplace_back(
-            "points/velocity",
-            io::ArrayView{job.velocity.data() + f * n * 2, io::ElementType::Float32, {n, 2}});
-      if (params.output.pressure)
-        data.emplace_back(
-            "points/pressure",
-            io::ArrayView{job.pressure.data() + f * n, io::ElementType::Float32, {n}});
-      seq.append_frame(job.frames[f], job.times[f], data);
-    }
-    SimulationSummary s;
-    s.name = spec.name;
-    s.fluid = n;
-    s.frames = job.frames.size();
-    s.steps = job.result.steps;
-    s.max_iterations = job.result.max_iterations;
-    s.seconds = job.seconds;
-    const StepTiming& tm = job.result.timing;
-    spdlog::info(
-        "{}: {} water particles, {} frames, {} steps in {:.1f} s ({:.3g} particle-steps/s; "
-        "neighbours {:.0f}%, PPE {:.0f}% with {:.1f} CG iterations per step, max {})",
-        spec.name, n, s.frames, s.steps, s.seconds,
-        static_cast<double>(n) * static_cast<double>(s.steps) / std::max(s.seconds, 1e-9),
-        100 * tm.neighbors / std::max(1e-9, tm.neighbors + tm.ppe + tm.other),
-        100 * tm.ppe / std::max(1e-9, tm.neighbors + tm.ppe + tm.other),
-        static_cast<double>(tm.ppe_iterations) / std::max(1, tm.steps), s.max_iterations);
-    summaries.push_back(s);
+    write_simulation(writer, job, tank, params);  // this thread only
+    summaries.push_back(summarize(job));
     job.position = {};
     job.velocity = {};
     job.pressure = {};
