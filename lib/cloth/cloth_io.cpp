@@ -775,17 +775,21 @@ void expect_miniature_factor(const io::SequenceReader& seq, const std::filesyste
 
 }  // namespace
 
-void run_train(app::Context& ctx, const ClothConfig& config) {
-  const auto inputs = ctx.inputs();
-  if (inputs.empty()) throw UsageError("-i/--input: give the target cache(s) from simulate");
-  const int f = config.dsds_factor;
-  struct Seq {
-    std::string name;
-    std::vector<Points3> frames;
-    MiniatureGrid grid;
-    ClothParams params;
-  };
-  std::vector<Seq> seqs;
+/// A target run read for training: its frames, its miniature's grid, its parameters.
+struct TrainingRun {
+  std::string name;
+  std::vector<Points3> frames;
+  MiniatureGrid grid;
+  ClothParams params;
+};
+
+/// The target runs of the caches `inputs`, in their order, each checked to have a miniature of
+/// `factor`. The same run (same frames) given twice is a UsageError; two runs of one name with
+/// other frames are a warning.
+std::vector<TrainingRun> read_training_runs(const std::vector<std::filesystem::path>& inputs,
+                                            int factor) {
+  const int f = factor;
+  std::vector<TrainingRun> seqs;
   // Run name -> the file that gave it first and its index in seqs.
   std::map<std::string, std::pair<std::filesystem::path, std::size_t>> given;
   for (const auto& in : inputs) {
@@ -798,12 +802,12 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
         throw IoError(in.string() + ": /sequences/" + name + ": a " + std::to_string(p.nx) + "x" +
                       std::to_string(p.ny) + " grid has no miniature of dsds_factor " +
                       std::to_string(f) + " (nx - 1 and ny - 1 must be multiples of it)");
-      Seq next{name, read_frames(seq, in), {(p.nx - 1) / f + 1, (p.ny - 1) / f + 1, f}, p};
+      TrainingRun next{name, read_frames(seq, in), {(p.nx - 1) / f + 1, (p.ny - 1) / f + 1, f}, p};
       // A run given twice (a shard beside the merged cache) could land in both the training
       // and the test split, and the test loss would measure what the network has seen. Runs of
       // separate simulate calls share names (curtain_000, ...) but not their frames.
       if (const auto it = given.find(name); it != given.end()) {
-        const Seq& earlier = seqs[it->second.second];
+        const TrainingRun& earlier = seqs[it->second.second];
         if (earlier.frames.size() == next.frames.size() &&
             std::equal(earlier.frames.begin(), earlier.frames.end(), next.frames.begin(),
                        [](const Points3& a, const Points3& b) {
@@ -824,25 +828,93 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
       seqs.push_back(std::move(next));
     }
   }
-  // Split by sequence (sec. 5: 80 % / 20 %): a seeded shuffle of the sequence order.
-  std::vector<std::size_t> order(seqs.size());
+  return seqs;
+}
+
+/// The training/test split by run (sec. 5: 80 % / 20 %): a seeded shuffle of the runs' order,
+/// whose last `test` runs are held out. A fraction that leaves no run to train on is a
+/// ConfigError.
+struct RunSplit {
+  std::vector<std::size_t> order;
+  std::size_t test = 0;
+};
+RunSplit split_runs(const app::Context& ctx, const ClothConfig& config, std::size_t runs) {
+  RunSplit split;
+  std::vector<std::size_t>& order = split.order;
+  order.resize(runs);
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::mt19937_64 rng(config.train.seed);
   for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng() % i]);
-  std::size_t n_test = static_cast<std::size_t>(
-      std::lround(config.test_fraction * static_cast<double>(seqs.size())));
-  if (config.test_fraction > 0 && n_test == 0 && seqs.size() >= 2) n_test = 1;
+  std::size_t& n_test = split.test;
+  n_test = static_cast<std::size_t>(std::lround(config.test_fraction * static_cast<double>(runs)));
+  if (config.test_fraction > 0 && n_test == 0 && runs >= 2) n_test = 1;
   // 0.9 of 4 runs held out all four, and the run failed with "no training pairs".
-  if (n_test >= seqs.size() && !seqs.empty()) {
+  if (n_test >= runs && runs > 0) {
     char most[32];
     std::snprintf(most, sizeof most, "%.3g",
-                  (static_cast<double>(seqs.size()) - 0.5) / static_cast<double>(seqs.size()));
+                  (static_cast<double>(runs) - 0.5) / static_cast<double>(runs));
     throw ConfigError(
         ctx.config_origin("train.test_fraction"), "/train/test_fraction",
-        "a fraction that leaves a run to train on: " + app::counted(seqs.size(), "run", "runs") +
+        "a fraction that leaves a run to train on: " + app::counted(runs, "run", "runs") +
             " given, so below " + most + " (or 0 to hold none out)",
         app::json_text(config.test_fraction));
   }
+  return split;
+}
+
+/// The checkpoint beside the output to resume from, checked to be of this training: the same
+/// data (the normalisation of the training pairs) and the same settings but those about stopping
+/// and checkpoints. IoError otherwise.
+learn::TrainResult resume_from(const app::Context& ctx, const ClothConfig& config,
+                               const std::filesystem::path& checkpoint_path,
+                               const UpscaleModel& model, const learn::Dataset& train) {
+  std::vector<int> sizes{36};
+  sizes.insert(sizes.end(), config.train.hidden.begin(), config.train.hidden.end());
+  sizes.push_back(3 * (model.factor + 1) * (model.factor + 1));
+  learn::TrainResult resume = read_checkpoint(checkpoint_path, model, sizes, train.size());
+  // Runs of the same names may hold other frames (another simulate): the training data's
+  // normalisation, the same to the bit for the same data, tells them apart.
+  const auto x = learn::Standardizer::fit(train.x), y = learn::Standardizer::fit(train.y);
+  if (x.mean != resume.input.mean || x.std != resume.input.std || y.mean != resume.output.mean ||
+      y.std != resume.output.std)
+    throw IoError(checkpoint_path.string() +
+                  ": trained on other data (runs of the same names, other frames: the "
+                  "normalisation of the training pairs differs); delete it or set "
+                  "train.resume=false");
+  // The output's config must describe the whole training: the checkpoint's run had the same
+  // settings except those about stopping and checkpoints (a different learning rate or batch
+  // size was resumed silently, and the model's config_json then described neither).
+  const auto comparable = [](json j) {
+    if (j.contains("train"))
+      for (const char* k : {"max_epochs", "checkpoint_every", "resume"}) j["train"].erase(k);
+    return j;
+  };
+  const json was = comparable(
+      json::parse(io::CacheReader(checkpoint_path).provenance().config_json, nullptr, false));
+  const json now = comparable(ctx.resolved_config());
+  if (was.is_discarded() || was != now) {
+    const json patch = was.is_discarded() ? json::array() : json::diff(was, now);
+    throw IoError(
+        checkpoint_path.string() + ": written with other settings (" +
+        (patch.empty() ? std::string("its config_json") : patch[0]["path"].get<std::string>()) +
+        " differs); delete it or set train.resume=false");
+  }
+  if (resume.state.epoch > config.train.max_epochs)
+    throw IoError(checkpoint_path.string() + ": already at epoch " +
+                  std::to_string(resume.state.epoch) +
+                  ", past train.max_epochs = " + std::to_string(config.train.max_epochs));
+  spdlog::info("resuming from {} after epoch {}", checkpoint_path.string(), resume.state.epoch);
+  return resume;
+}
+
+void run_train(app::Context& ctx, const ClothConfig& config) {
+  const auto inputs = ctx.inputs();
+  if (inputs.empty()) throw UsageError("-i/--input: give the target cache(s) from simulate");
+  const int f = config.dsds_factor;
+  const std::vector<TrainingRun> seqs = read_training_runs(inputs, f);
+  const RunSplit split = split_runs(ctx, config, seqs.size());
+  const std::vector<std::size_t>& order = split.order;
+  const std::size_t n_test = split.test;
   UpscaleModel model;
   model.factor = f;
   model.options = config.features;
@@ -852,7 +924,7 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
   if (simulated) simulating.emplace("miniature", seqs.size());
   std::vector<cloth::PatchPairs> train_parts, test_parts;
   for (std::size_t i = 0; i < order.size(); ++i) {
-    const Seq& s = seqs[order[i]];
+    const TrainingRun& s = seqs[order[i]];
     const bool is_test = i >= order.size() - n_test;
     (is_test ? model.test_sequences : model.train_sequences).push_back(s.name);
     auto& parts = is_test ? test_parts : train_parts;
@@ -899,44 +971,8 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
     w.commit();
   };
   std::optional<learn::TrainResult> resume;
-  if (config.resume && std::filesystem::exists(checkpoint_path)) {
-    std::vector<int> sizes{36};
-    sizes.insert(sizes.end(), config.train.hidden.begin(), config.train.hidden.end());
-    sizes.push_back(3 * (f + 1) * (f + 1));
-    resume = read_checkpoint(checkpoint_path, model, sizes, train.size());
-    // Runs of the same names may hold other frames (another simulate): the training data's
-    // normalisation, the same to the bit for the same data, tells them apart.
-    const auto x = learn::Standardizer::fit(train.x), y = learn::Standardizer::fit(train.y);
-    if (x.mean != resume->input.mean || x.std != resume->input.std ||
-        y.mean != resume->output.mean || y.std != resume->output.std)
-      throw IoError(checkpoint_path.string() +
-                    ": trained on other data (runs of the same names, other frames: the "
-                    "normalisation of the training pairs differs); delete it or set "
-                    "train.resume=false");
-    // The output's config must describe the whole training: the checkpoint's run had the same
-    // settings except those about stopping and checkpoints (a different learning rate or batch
-    // size was resumed silently, and the model's config_json then described neither).
-    const auto comparable = [](json j) {
-      if (j.contains("train"))
-        for (const char* k : {"max_epochs", "checkpoint_every", "resume"}) j["train"].erase(k);
-      return j;
-    };
-    const json was = comparable(
-        json::parse(io::CacheReader(checkpoint_path).provenance().config_json, nullptr, false));
-    const json now = comparable(ctx.resolved_config());
-    if (was.is_discarded() || was != now) {
-      const json patch = was.is_discarded() ? json::array() : json::diff(was, now);
-      throw IoError(
-          checkpoint_path.string() + ": written with other settings (" +
-          (patch.empty() ? std::string("its config_json") : patch[0]["path"].get<std::string>()) +
-          " differs); delete it or set train.resume=false");
-    }
-    if (resume->state.epoch > config.train.max_epochs)
-      throw IoError(checkpoint_path.string() + ": already at epoch " +
-                    std::to_string(resume->state.epoch) +
-                    ", past train.max_epochs = " + std::to_string(config.train.max_epochs));
-    spdlog::info("resuming from {} after epoch {}", checkpoint_path.string(), resume->state.epoch);
-  }
+  if (config.resume && std::filesystem::exists(checkpoint_path))
+    resume = resume_from(ctx, config, checkpoint_path, model, train);
   // A dry run checks the checkpoint it would resume from, too (it did not).
   if (ctx.dry_run()) {
     std::string layers = "36";
