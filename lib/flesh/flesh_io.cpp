@@ -8,6 +8,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "app/frame_range.hpp"
 #include "core/errors.hpp"
 #include "core/mesh_topology.hpp"
 #include "flesh/skin_loader_io.hpp"
@@ -404,6 +405,181 @@ void run_simulate(app::Context& ctx) {
   w.commit();
 }
 
+namespace {
+
+/// The fit's training sequences: each input's, cut where the target jumps (a cut would read as a
+/// huge velocity: each side is a sequence of its own, started at rest on the target as apply
+/// restarts it there). `parts` holds the frames of the pieces cut out.
+struct CutSequences {
+  std::deque<std::vector<Points3>> parts;  // target and truth frames of each part (stable)
+  std::vector<FitSequence> seqs;
+  std::vector<const std::int64_t*> first_number;  // of each sequence fitted: its frame numbers
+};
+CutSequences cut_at_teleports(const FitConfig& c, const std::vector<std::filesystem::path>& inputs,
+                              const std::vector<LoadedSequence>& targets,
+                              const std::vector<LoadedSequence>& truths) {
+  CutSequences cut;
+  for (std::size_t s = 0; s < targets.size(); ++s) {
+    const std::string name = inputs[s].filename().string();
+    const double dt = 1.0 / targets[s].frame_rate;
+    std::vector<std::size_t> cuts;
+    if (c.teleport_distance > 0.0) cuts = jump_frames(targets[s].frames, c.teleport_distance);
+    if (cuts.empty()) {
+      cut.seqs.push_back({name, &targets[s].frames, &truths[s].frames, dt});
+      cut.first_number.push_back(targets[s].numbers.data());
+      continue;
+    }
+    const std::vector<std::int64_t>& numbers = targets[s].numbers;
+    std::string listed;
+    for (const std::size_t f : cuts)
+      listed += (listed.empty() ? "" : ", ") + std::to_string(numbers[f]);
+    spdlog::info("{}: cut at frame{} {} (a target point moved over teleport_distance {} m)", name,
+                 cuts.size() > 1 ? "s" : "", listed, c.teleport_distance);
+    cuts.push_back(numbers.size());
+    std::size_t begin = 0;
+    std::vector<std::int64_t> alone;  // frames between two cuts: no velocity to fit
+    for (const std::size_t end : cuts) {
+      const auto from = static_cast<std::ptrdiff_t>(begin), to = static_cast<std::ptrdiff_t>(end);
+      const std::string part = name + " frames " + std::to_string(numbers[begin]) + "-" +
+                               std::to_string(numbers[end - 1]);
+      begin = end;
+      if (to - from < 2) {
+        alone.push_back(numbers[static_cast<std::size_t>(from)]);
+        continue;
+      }
+      const auto& target =
+          cut.parts.emplace_back(targets[s].frames.begin() + from, targets[s].frames.begin() + to);
+      const auto& truth =
+          cut.parts.emplace_back(truths[s].frames.begin() + from, truths[s].frames.begin() + to);
+      cut.seqs.push_back({part, &target, &truth, dt});
+      cut.first_number.push_back(numbers.data() + from);
+    }
+    if (!alone.empty())
+      spdlog::warn("{}: {} alone between cuts, left out of the fit: {}", name,
+                   app::counted(alone.size(), "frame", "frames"), app::frame_list_text(alone));
+  }
+  if (cut.seqs.empty())
+    throw ConfigError(c.origin({"teleport_distance"}), "/teleport_distance",
+                      "a distance that leaves two frames between cuts somewhere (every frame of "
+                      "the training sequences is a cut)",
+                      fmt::format("{}", c.teleport_distance));
+  return cut;
+}
+
+/// The fit's parameters with its shared regions: the config's, then the vertices that stay
+/// rigidly on the target (rigid_tolerance > 0). `sources` says where each came from.
+struct RegionedParams {
+  SpringFitParams params;
+  std::vector<std::string> sources;
+};
+RegionedParams shared_regions(const FitConfig& c, const std::vector<FitSequence>& seqs,
+                              std::size_t N) {
+  RegionedParams out{c.fit, {}};
+  SpringFitParams& params = out.params;
+  std::vector<std::string>& region_sources = out.sources;
+  std::vector<bool> in_region(N, false);
+  for (const auto& region : c.shared_regions) {
+    params.shared_regions.emplace_back(region.begin(), region.end());
+    region_sources.push_back("explicit");
+    for (const std::int64_t v : region) in_region[static_cast<std::size_t>(v)] = true;
+  }
+  if (c.rigid_tolerance > 0) {
+    std::vector<Eigen::Index> rigid;
+    for (const Eigen::Index v : rigid_vertices(seqs, c.rigid_tolerance))
+      if (!in_region[static_cast<std::size_t>(v)]) rigid.push_back(v);
+    spdlog::info(
+        "{} of {} vertices stay within {} m of the target in every frame: one shared "
+        "region",
+        rigid.size(), N, c.rigid_tolerance);
+    if (!rigid.empty()) {
+      params.shared_regions.push_back(std::move(rigid));
+      region_sources.push_back("rigid");
+    }
+  }
+  return out;
+}
+
+/// The fit report: per sequence its errors and rejected frames (the cache's frame numbers), the
+/// springs' ranges, and per shared region its springs and pooled loss. Logs the same.
+json fit_report(const SpringFitResult& fit, const CutSequences& cut, const RegionedParams& regions,
+                std::size_t N) {
+  const std::vector<FitSequence>& seqs = cut.seqs;
+  const SpringFitParams& params = regions.params;
+  json report = json::object();
+  report["vertices"] = N;
+  report["sequences"] = json::array();
+  for (std::size_t k = 0; k < fit.sequences.size(); ++k) {
+    const SequenceFitReport& s = fit.sequences[k];
+    spdlog::info(
+        "{}: rms error {:.3e} m with the target alone, {:.3e} m with springs; {} frames "
+        "rejected",
+        s.name, s.rms_target, s.rms_fitted, s.rejected_frames.size());
+    // Frame numbers of the cache, also for a part cut out of a sequence.
+    const std::int64_t* numbers = cut.first_number[k];
+    std::vector<std::int64_t> rejected;
+    for (const int f : s.rejected_frames) rejected.push_back(numbers[f]);
+    report["sequences"].push_back({{"name", s.name},
+                                   {"frames", {numbers[0], numbers[seqs[k].target->size() - 1]}},
+                                   {"loss_target_m2", s.loss_target},
+                                   {"loss_fitted_m2", s.loss_fitted},
+                                   {"rms_target_m", s.rms_target},
+                                   {"rms_fitted_m", s.rms_fitted},
+                                   {"rejected_frames", rejected}});
+  }
+  const Eigen::VectorXd& ks = fit.springs.ks;
+  const Eigen::VectorXd& kd = fit.springs.kd;
+  const Eigen::VectorXd indicator = kd.array().square() - 4.0 * ks.array();
+  const auto stats = [](const Eigen::VectorXd& v) {
+    return json{{"min", v.minCoeff()}, {"mean", v.mean()}, {"max", v.maxCoeff()}};
+  };
+  report["ks"] = stats(ks);
+  report["kd"] = stats(kd);
+  report["overdamped_fraction"] = double((indicator.array() > 0).count()) / double(N);
+  report["shared_regions"] = json::array();
+  for (std::size_t r = 0; r < params.shared_regions.size(); ++r) {
+    const auto& region = params.shared_regions[r];
+    double pooled = 0.0;
+    for (const Eigen::Index v : region) pooled += fit.loss[v];
+    spdlog::info("shared region {} ({}): {} vertices, ks {:.6g} 1/s^2, kd {:.6g} 1/s", r,
+                 regions.sources[r], region.size(), ks[region.front()], kd[region.front()]);
+    report["shared_regions"].push_back({{"source", regions.sources[r]},
+                                        {"vertices", region.size()},
+                                        {"ks", ks[region.front()]},
+                                        {"kd", kd[region.front()]},
+                                        {"loss_m2", pooled}});
+  }
+  return report;
+}
+
+/// Writes the springs and, as static vertex attributes on the rest pose, the maps of fig. 7.
+void write_springs(const std::filesystem::path& out, const io::Provenance& provenance,
+                   const SpringFitResult& fit, const LoadedSequence& first, std::size_t N) {
+  const Eigen::VectorXd& ks = fit.springs.ks;
+  const Eigen::VectorXd& kd = fit.springs.kd;
+  const Eigen::VectorXd indicator = kd.array().square() - 4.0 * ks.array();
+  io::CacheWriter w(out, provenance);
+  w.write_array("/springs/ks", io::view(ks));
+  w.write_array("/springs/kd", io::view(kd));
+  w.set_attribute("/springs", "ks_unit", std::string("1/s^2"));
+  w.set_attribute("/springs", "kd_unit", std::string("1/s"));
+  // The maps of fig. 7 as static vertex attributes on the rest pose.
+  {
+    const Points3 rest =
+        first.rest.rows() == static_cast<Eigen::Index>(N) ? first.rest : first.frames[0];
+    auto& s = w.add_sequence("springs", {first.frame_rate, 3});
+    s.write_static("rest/position", io::view(rest));
+    if (first.triangles.rows() > 0) s.write_static("topology/triangles", io::view(first.triangles));
+    io::write_face_uv(s, first.uv);
+    s.write_static("points/ks", io::view(ks));
+    s.write_static("points/kd", io::view(kd));
+    s.write_static("points/kd2_minus_4ks", io::view(indicator));
+    s.append_frame(1, 0.0, {{"points/position", io::view(rest)}});
+  }
+  w.commit();
+}
+
+}  // namespace
+
 void run_fit(app::Context& ctx) {
   const auto c = ctx.config<FitConfig>(read_fit_config);
   const auto inputs = ctx.inputs();
@@ -440,144 +616,16 @@ void run_fit(app::Context& ctx) {
                 app::counted(targets.size(), "sequence", "sequences").c_str(), out.c_str());
     return;
   }
-  // A cut (a jump of the target) would read as a huge velocity: each side is a sequence of its
-  // own, started at rest on the target as apply restarts it there.
-  std::deque<std::vector<Points3>> parts;  // target and truth frames of each part (stable)
-  std::vector<FitSequence> seqs;
-  std::vector<const std::int64_t*> first_number;  // of each sequence fitted: its frame numbers
-  for (std::size_t s = 0; s < targets.size(); ++s) {
-    const std::string name = inputs[s].filename().string();
-    const double dt = 1.0 / targets[s].frame_rate;
-    std::vector<std::size_t> cuts;
-    if (c.teleport_distance > 0.0) cuts = jump_frames(targets[s].frames, c.teleport_distance);
-    if (cuts.empty()) {
-      seqs.push_back({name, &targets[s].frames, &truths[s].frames, dt});
-      first_number.push_back(targets[s].numbers.data());
-      continue;
-    }
-    const std::vector<std::int64_t>& numbers = targets[s].numbers;
-    std::string listed;
-    for (const std::size_t f : cuts)
-      listed += (listed.empty() ? "" : ", ") + std::to_string(numbers[f]);
-    spdlog::info("{}: cut at frame{} {} (a target point moved over teleport_distance {} m)", name,
-                 cuts.size() > 1 ? "s" : "", listed, c.teleport_distance);
-    cuts.push_back(numbers.size());
-    std::size_t begin = 0;
-    for (const std::size_t end : cuts) {
-      const auto from = static_cast<std::ptrdiff_t>(begin), to = static_cast<std::ptrdiff_t>(end);
-      const std::string part = name + " frames " + std::to_string(numbers[begin]) + "-" +
-                               std::to_string(numbers[end - 1]);
-      begin = end;
-      if (to - from < 2) {
-        spdlog::warn("{}: a single frame between cuts, left out of the fit", part);
-        continue;
-      }
-      const auto& target =
-          parts.emplace_back(targets[s].frames.begin() + from, targets[s].frames.begin() + to);
-      const auto& truth =
-          parts.emplace_back(truths[s].frames.begin() + from, truths[s].frames.begin() + to);
-      seqs.push_back({part, &target, &truth, dt});
-      first_number.push_back(numbers.data() + from);
-    }
-  }
-  if (seqs.empty())
-    throw ConfigError(c.origin({"teleport_distance"}), "/teleport_distance",
-                      "a distance that leaves two frames between cuts somewhere (every frame of "
-                      "the training sequences is a cut)",
-                      fmt::format("{}", c.teleport_distance));
+  const CutSequences cut = cut_at_teleports(c, inputs, targets, truths);
   const std::size_t N = static_cast<std::size_t>(vertex_count);
-  SpringFitParams params = c.fit;
-  std::vector<std::string> region_sources;
-  std::vector<bool> in_region(N, false);
-  for (const auto& region : c.shared_regions) {
-    params.shared_regions.emplace_back(region.begin(), region.end());
-    region_sources.push_back("explicit");
-    for (const std::int64_t v : region) in_region[static_cast<std::size_t>(v)] = true;
-  }
-  if (c.rigid_tolerance > 0) {
-    std::vector<Eigen::Index> rigid;
-    for (const Eigen::Index v : rigid_vertices(seqs, c.rigid_tolerance))
-      if (!in_region[static_cast<std::size_t>(v)]) rigid.push_back(v);
-    spdlog::info(
-        "{} of {} vertices stay within {} m of the target in every frame: one shared "
-        "region",
-        rigid.size(), N, c.rigid_tolerance);
-    if (!rigid.empty()) {
-      params.shared_regions.push_back(std::move(rigid));
-      region_sources.push_back("rigid");
-    }
-  }
-  app::Progress progress("spring", (params.reject_mads > 0 ? 2 : 1) * N);
-  const auto fit = fit_springs(seqs, params, [&](std::size_t done, std::size_t) {
+  const RegionedParams regions = shared_regions(c, cut.seqs, N);
+  app::Progress progress("spring", (regions.params.reject_mads > 0 ? 2 : 1) * N);
+  const auto fit = fit_springs(cut.seqs, regions.params, [&](std::size_t done, std::size_t) {
     if (done > progress.done()) progress.tick(done - progress.done());
   });
   progress.finish();
-
-  json report = json::object();
-  report["vertices"] = N;
-  report["sequences"] = json::array();
-  for (std::size_t k = 0; k < fit.sequences.size(); ++k) {
-    const SequenceFitReport& s = fit.sequences[k];
-    spdlog::info(
-        "{}: rms error {:.3e} m with the target alone, {:.3e} m with springs; {} frames "
-        "rejected",
-        s.name, s.rms_target, s.rms_fitted, s.rejected_frames.size());
-    // Frame numbers of the cache, also for a part cut out of a sequence.
-    const std::int64_t* numbers = first_number[k];
-    std::vector<std::int64_t> rejected;
-    for (const int f : s.rejected_frames) rejected.push_back(numbers[f]);
-    report["sequences"].push_back({{"name", s.name},
-                                   {"frames", {numbers[0], numbers[seqs[k].target->size() - 1]}},
-                                   {"loss_target_m2", s.loss_target},
-                                   {"loss_fitted_m2", s.loss_fitted},
-                                   {"rms_target_m", s.rms_target},
-                                   {"rms_fitted_m", s.rms_fitted},
-                                   {"rejected_frames", rejected}});
-  }
-  const Eigen::VectorXd& ks = fit.springs.ks;
-  const Eigen::VectorXd& kd = fit.springs.kd;
-  const Eigen::VectorXd indicator = kd.array().square() - 4.0 * ks.array();
-  const auto stats = [](const Eigen::VectorXd& v) {
-    return json{{"min", v.minCoeff()}, {"mean", v.mean()}, {"max", v.maxCoeff()}};
-  };
-  report["ks"] = stats(ks);
-  report["kd"] = stats(kd);
-  report["overdamped_fraction"] = double((indicator.array() > 0).count()) / double(N);
-  report["shared_regions"] = json::array();
-  for (std::size_t r = 0; r < params.shared_regions.size(); ++r) {
-    const auto& region = params.shared_regions[r];
-    double pooled = 0.0;
-    for (const Eigen::Index v : region) pooled += fit.loss[v];
-    spdlog::info("shared region {} ({}): {} vertices, ks {:.6g} 1/s^2, kd {:.6g} 1/s", r,
-                 region_sources[r], region.size(), ks[region.front()], kd[region.front()]);
-    report["shared_regions"].push_back({{"source", region_sources[r]},
-                                        {"vertices", region.size()},
-                                        {"ks", ks[region.front()]},
-                                        {"kd", kd[region.front()]},
-                                        {"loss_m2", pooled}});
-  }
-
-  io::CacheWriter w(out, ctx.provenance());
-  w.write_array("/springs/ks", io::view(ks));
-  w.write_array("/springs/kd", io::view(kd));
-  w.set_attribute("/springs", "ks_unit", std::string("1/s^2"));
-  w.set_attribute("/springs", "kd_unit", std::string("1/s"));
-  // The maps of fig. 7 as static vertex attributes on the rest pose.
-  {
-    const Points3 rest = targets[0].rest.rows() == static_cast<Eigen::Index>(N)
-                             ? targets[0].rest
-                             : targets[0].frames[0];
-    auto& s = w.add_sequence("springs", {targets[0].frame_rate, 3});
-    s.write_static("rest/position", io::view(rest));
-    if (targets[0].triangles.rows() > 0)
-      s.write_static("topology/triangles", io::view(targets[0].triangles));
-    io::write_face_uv(s, targets[0].uv);
-    s.write_static("points/ks", io::view(ks));
-    s.write_static("points/kd", io::view(kd));
-    s.write_static("points/kd2_minus_4ks", io::view(indicator));
-    s.append_frame(1, 0.0, {{"points/position", io::view(rest)}});
-  }
-  w.commit();
+  json report = fit_report(fit, cut, regions, N);
+  write_springs(out, ctx.provenance(), fit, targets[0], N);
   report["provenance"] = app::provenance_json(ctx.provenance());
   write_json(rp, report);
 }

@@ -834,6 +834,27 @@ TEST_CASE("spring-fit: fit cuts a training sequence at a teleport and fits each 
   CHECK(report["sequences"][0]["name"] == "cut.h5 frames 1-45");
   CHECK(report["sequences"][1]["name"] == "cut.h5 frames 46-90");
   CHECK(report["sequences"][1]["frames"] == nlohmann::json::array({46, 90}));
+  // A frame alone between two cuts has no velocity to fit: left out, the frames named in one
+  // warning. Frames 3 and 6 (of 0-9) moved 2 m away and back.
+  {
+    datadyn::io::CacheWriter w(dir / "alone.h5", {"test", "test", "{}", ""});
+    for (const char* name : {"quasistatic", "dynamic"}) {
+      auto& s = w.add_sequence(name, {30.0, 3});
+      for (int f = 0; f < 10; ++f) {
+        const datadyn::Points3 x =
+            datadyn::Points3::Constant(4, 3, 0.01 * f + (f == 3 || f == 6 ? 2.0 : 0.0));
+        s.append_frame(f, f / 30.0, {{"points/position", datadyn::io::view(x)}});
+      }
+    }
+    w.commit();
+  }
+  r = run_command(kSpringFit + " fit -i " + (dir / "alone.h5").string() +
+                  " --set teleport_distance=1 -o " + (dir / "alone_springs.h5").string());
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.find("alone.h5: 2 frames alone between cuts, left out of the fit: 3,6") !=
+        std::string::npos);
+  CHECK(read_json(dir / "alone_springs.report.json")["sequences"].size() == 3);
   // Without the key the jump throws every spring 2 m off its target: the fit is far worse.
   r = run_command(kSpringFit + " fit -q -i " + (dir / "cut.h5").string() + " -o " +
                   (dir / "whole.h5").string());
