@@ -369,6 +369,158 @@ void read_scene_config(ConfigReader& r, SceneConfig& c) {
     }
 }
 
+namespace {
+
+/// Embeds the body's render mesh (render.type "obj") in its tets; returns the file's faces as it
+/// gives them, against which surface examples are checked.
+Polygons embed_render_mesh(const BodyConfig& bc, BodySetup& s, const std::string& where,
+                           const NoteCallback& note) {
+  Polygons render_faces;
+  const auto path = std::filesystem::path(bc.render.file);
+  SurfaceMesh surface = load_obj(path, ObjTexture::Read);
+  render_faces = surface.polygons;
+  surface.vertices *= bc.render.scale;
+  // Renderers cull and shade by the winding: an inward file is written turned outward.
+  if (orient_outward(surface.vertices, surface.triangles, surface.uv.corners) && note)
+    note(Note::Warning,
+         path.string() + ": the render mesh's faces wind inward; written turned outward");
+  // The render mesh wraps the body: a vertex beyond the body's bounding box grown by its own
+  // size is a units or file mistake (and one at 1e308 made the embedding index no tet).
+  const Eigen::Vector3d lo = s.mesh.vertices.colwise().minCoeff().transpose(),
+                        hi = s.mesh.vertices.colwise().maxCoeff().transpose(),
+                        grow = Eigen::Vector3d::Constant((hi - lo).norm());
+  for (Eigen::Index v = 0; v < surface.vertices.rows(); ++v) {
+    const Eigen::Vector3d p = surface.vertices.row(v).transpose();
+    if (!((p.array() >= (lo - grow).array()).all() && (p.array() <= (hi + grow).array()).all())) {
+      char at[96];
+      std::snprintf(at, sizeof at, "(%.4g, %.4g, %.4g)", p.x(), p.y(), p.z());
+      throw IoError(path.string() + ": vertex " + std::to_string(v + 1) + " at " + at +
+                    " m is far outside the body it should wrap, expected the render mesh "
+                    "around the simulation mesh (" +
+                    where + "/render/file)");
+    }
+  }
+  s.render = embed_surface(s.mesh, surface);
+  if (note)
+    note(Note::Info, "body '" + bc.name + "': render mesh " + path.string() + " (" +
+                         std::to_string(surface.vertices.rows()) + " vertices) embedded in " +
+                         std::to_string(s.mesh.tets.rows()) + " tets; farthest vertex outside: " +
+                         std::to_string(s.render.max_outside_distance) + " m");
+  return render_faces;
+}
+
+/// Example `k` of the body as particle positions: a pose file, a surface pose carried to the
+/// particles, or a procedural deformation of the rest shape.
+Points3 example_pose(const BodyConfig& bc, const BodySetup& s, std::size_t k,
+                     const Polygons& render_faces, const app::ConfigOrigin& origin,
+                     const std::string& where, const NoteCallback& note) {
+  const Eigen::Index n = s.mesh.vertices.rows();
+  const ExampleConfig& e = bc.examples[k];
+  const std::string ekey = where + "/examples/" + std::to_string(k);
+  if (e.type == "file") {
+    const auto path = std::filesystem::path(e.file);
+    const std::string ext = path.extension().string();
+    Points3 x = ext == ".obj" ? load_obj(path).vertices : load_node_positions(path);
+    if (bc.mesh.kind == MeshKind::TetGen || bc.mesh.kind == MeshKind::Obj) x *= bc.mesh.scale;
+    if (x.rows() != n)
+      throw IoError(path.string() + ": example pose has " + std::to_string(x.rows()) +
+                    " vertices, body '" + bc.name + "' has " + std::to_string(n) + " particles (" +
+                    ekey + "/file): an example must move every particle");
+    return x;
+  }
+  if (e.type == "surface") {
+    if (bc.render.type != "obj")
+      throw ConfigError(origin({ekey + "/type", where + "/render/type"}), ekey + "/type",
+                        "\"surface\" only with a render mesh (render.type \"obj\")", "\"surface\"");
+    const auto path = std::filesystem::path(e.file);
+    const SurfaceMesh pose_mesh = load_obj(path);
+    const Points3 pose = pose_mesh.vertices * bc.render.scale;
+    if (pose.rows() != s.render.particles.rows())
+      throw IoError(path.string() + ": surface pose has " + std::to_string(pose.rows()) +
+                    " vertices, the render mesh of body '" + bc.name + "' has " +
+                    std::to_string(s.render.particles.rows()) + " (" + ekey + "/file)");
+    // A pose exported with its vertices in another order has the same count, and moved each
+    // vertex to another's place: its faces tell (a file of points alone is taken as is).
+    if (!pose_mesh.polygons.sizes.empty() && pose_mesh.polygons != render_faces)
+      throw IoError(path.string() + ": surface pose's faces are not the render mesh's (" + where +
+                    "/render/file): its vertices are in another order, or it is "
+                    "another mesh; export the pose from the render mesh without reordering "
+                    "or changing its vertices and faces (" +
+                    ekey + "/file)");
+    SurfacePoseFit fit = particles_from_surface_pose(s.mesh, s.render, pose, e.smoothness);
+    if (!fit.solved)
+      throw RunError(path.string() +
+                     ": the surface pose does not determine every particle of "
+                     "body '" +
+                     bc.name + "' (" + ekey + ")");
+    if (note)
+      note(Note::Info, "body '" + bc.name + "': example " + path.string() +
+                           " carried to the particles, surface residual rms " +
+                           std::to_string(fit.rms_residual) + " m, max " +
+                           std::to_string(fit.max_residual) + " m");
+    return std::move(fit.particles);
+  }
+  Deformation d;
+  d.axis = axis_index(e.axis);
+  d.direction = axis_index(e.direction);
+  d.angle = e.angle * std::numbers::pi / 180.0;
+  d.amount = e.amount;
+  d.factors = e.factors;
+  d.kind = e.type == "twist"     ? DeformationKind::Twist
+           : e.type == "bend"    ? DeformationKind::Bend
+           : e.type == "s_shape" ? DeformationKind::SShape
+           : e.type == "shear"   ? DeformationKind::Shear
+                                 : DeformationKind::Scale;
+  return deform(s.mesh.vertices, d);
+}
+
+/// The body's groups (section 4.4) and pins, by position along an axis.
+void assign_groups_and_pins(const BodyConfig& bc, BodySetup& s, const app::ConfigOrigin& origin,
+                            const std::string& where) {
+  const Eigen::Index n = s.mesh.vertices.rows();
+  if (!bc.groups.splits.empty()) {
+    const Eigen::VectorXd f = fractions(s.mesh.vertices, axis_index(bc.groups.axis));
+    std::vector<int> count(bc.groups.splits.size() + 1, 0);
+    s.groups.resize(static_cast<std::size_t>(n));
+    for (Eigen::Index i = 0; i < n; ++i) {
+      const auto g = static_cast<int>(
+          std::upper_bound(bc.groups.splits.begin(), bc.groups.splits.end(), f(i)) -
+          bc.groups.splits.begin());
+      s.groups[static_cast<std::size_t>(i)] = g;
+      ++count[static_cast<std::size_t>(g)];
+    }
+    for (std::size_t g = 0; g < count.size(); ++g)
+      if (count[g] == 0)
+        throw ConfigError(origin({where + "/groups", where + "/mesh"}), where + "/groups/splits",
+                          "splits that leave particles in every group",
+                          "group " + std::to_string(g) + " empty");
+  }
+  if (bc.pins.enabled) {
+    const Eigen::VectorXd f = fractions(s.mesh.vertices, axis_index(bc.pins.axis));
+    for (Eigen::Index i = 0; i < n; ++i)
+      if (f(i) <= bc.pins.below + 1e-9) s.pinned.push_back(static_cast<int>(i));
+  }
+}
+
+/// Says what a built body holds, and warns of examples that are (nearly) linearly dependent.
+void note_body(const Body& b, const NoteCallback& note) {
+  if (!note) return;
+  note(Note::Info,
+       "body '" + b.name + "': " + std::to_string(b.particle_count()) + " particles, " +
+           std::to_string(b.tets.rows()) + " tets, " +
+           app::counted(static_cast<std::size_t>(b.example_count()), "example", "examples") + ", " +
+           app::counted(static_cast<std::size_t>(b.group_count()), "group", "groups") + ", " +
+           std::to_string(b.pinned.size()) + " pinned");
+  for (int g = 0; g < b.group_count(); ++g)
+    if (b.examples.condition[static_cast<std::size_t>(g)] > 1e10)
+      note(Note::Warning, "body '" + b.name + "' group " + std::to_string(g) +
+                              ": the examples are (nearly) linearly dependent (cond(LᵀL) = " +
+                              std::to_string(b.examples.condition[static_cast<std::size_t>(g)]) +
+                              "); the ridge splits the weight between them");
+}
+
+}  // namespace
+
 Scene build_scene(const SceneConfig& config, const app::ConfigOrigin& origin,
                   const NoteCallback& note) {
   Scene scene;
@@ -383,131 +535,14 @@ Scene build_scene(const SceneConfig& config, const app::ConfigOrigin& origin,
     BodySetup s;
     s.name = bc.name;
     s.mesh = remove_unused_vertices(body_mesh(bc.mesh, origin, where + "/mesh", note));
-    const Eigen::Index n = s.mesh.vertices.rows();
     s.masses = lumped_masses(s.mesh, bc.density);
     s.params = bc.params;
-    Polygons render_faces;  // as the render file gives them, for the surface examples
-    if (bc.render.type == "obj") {
-      const auto path = std::filesystem::path(bc.render.file);
-      SurfaceMesh surface = load_obj(path, ObjTexture::Read);
-      render_faces = surface.polygons;
-      surface.vertices *= bc.render.scale;
-      // Renderers cull and shade by the winding: an inward file is written turned outward.
-      if (orient_outward(surface.vertices, surface.triangles, surface.uv.corners) && note)
-        note(Note::Warning,
-             path.string() + ": the render mesh's faces wind inward; written turned outward");
-      // The render mesh wraps the body: a vertex beyond the body's bounding box grown by its own
-      // size is a units or file mistake (and one at 1e308 made the embedding index no tet).
-      const Eigen::Vector3d lo = s.mesh.vertices.colwise().minCoeff().transpose(),
-                            hi = s.mesh.vertices.colwise().maxCoeff().transpose(),
-                            grow = Eigen::Vector3d::Constant((hi - lo).norm());
-      for (Eigen::Index v = 0; v < surface.vertices.rows(); ++v) {
-        const Eigen::Vector3d p = surface.vertices.row(v).transpose();
-        if (!((p.array() >= (lo - grow).array()).all() &&
-              (p.array() <= (hi + grow).array()).all())) {
-          char at[96];
-          std::snprintf(at, sizeof at, "(%.4g, %.4g, %.4g)", p.x(), p.y(), p.z());
-          throw IoError(path.string() + ": vertex " + std::to_string(v + 1) + " at " + at +
-                        " m is far outside the body it should wrap, expected the render mesh "
-                        "around the simulation mesh (" +
-                        where + "/render/file)");
-        }
-      }
-      s.render = embed_surface(s.mesh, surface);
-      if (note)
-        note(Note::Info, "body '" + bc.name + "': render mesh " + path.string() + " (" +
-                             std::to_string(surface.vertices.rows()) + " vertices) embedded in " +
-                             std::to_string(s.mesh.tets.rows()) +
-                             " tets; farthest vertex outside: " +
-                             std::to_string(s.render.max_outside_distance) + " m");
-    }
-    // Examples.
-    for (std::size_t k = 0; k < bc.examples.size(); ++k) {
-      const ExampleConfig& e = bc.examples[k];
-      const std::string ekey = where + "/examples/" + std::to_string(k);
-      if (e.type == "file") {
-        const auto path = std::filesystem::path(e.file);
-        const std::string ext = path.extension().string();
-        Points3 x = ext == ".obj" ? load_obj(path).vertices : load_node_positions(path);
-        if (bc.mesh.kind == MeshKind::TetGen || bc.mesh.kind == MeshKind::Obj) x *= bc.mesh.scale;
-        if (x.rows() != n)
-          throw IoError(path.string() + ": example pose has " + std::to_string(x.rows()) +
-                        " vertices, body '" + bc.name + "' has " + std::to_string(n) +
-                        " particles (" + ekey + "/file): an example must move every particle");
-        s.examples.push_back(std::move(x));
-        continue;
-      }
-      if (e.type == "surface") {
-        if (bc.render.type != "obj")
-          throw ConfigError(origin({ekey + "/type", where + "/render/type"}), ekey + "/type",
-                            "\"surface\" only with a render mesh (render.type \"obj\")",
-                            "\"surface\"");
-        const auto path = std::filesystem::path(e.file);
-        const SurfaceMesh pose_mesh = load_obj(path);
-        const Points3 pose = pose_mesh.vertices * bc.render.scale;
-        if (pose.rows() != s.render.particles.rows())
-          throw IoError(path.string() + ": surface pose has " + std::to_string(pose.rows()) +
-                        " vertices, the render mesh of body '" + bc.name + "' has " +
-                        std::to_string(s.render.particles.rows()) + " (" + ekey + "/file)");
-        // A pose exported with its vertices in another order has the same count, and moved each
-        // vertex to another's place: its faces tell (a file of points alone is taken as is).
-        if (!pose_mesh.polygons.sizes.empty() && pose_mesh.polygons != render_faces)
-          throw IoError(path.string() + ": surface pose's faces are not the render mesh's (" +
-                        where +
-                        "/render/file): its vertices are in another order, or it is "
-                        "another mesh; export the pose from the render mesh without reordering "
-                        "or changing its vertices and faces (" +
-                        ekey + "/file)");
-        SurfacePoseFit fit = particles_from_surface_pose(s.mesh, s.render, pose, e.smoothness);
-        if (!fit.solved)
-          throw RunError(path.string() +
-                         ": the surface pose does not determine every particle of "
-                         "body '" +
-                         bc.name + "' (" + ekey + ")");
-        if (note)
-          note(Note::Info, "body '" + bc.name + "': example " + path.string() +
-                               " carried to the particles, surface residual rms " +
-                               std::to_string(fit.rms_residual) + " m, max " +
-                               std::to_string(fit.max_residual) + " m");
-        s.examples.push_back(std::move(fit.particles));
-        continue;
-      }
-      Deformation d;
-      d.axis = axis_index(e.axis);
-      d.direction = axis_index(e.direction);
-      d.angle = e.angle * std::numbers::pi / 180.0;
-      d.amount = e.amount;
-      d.factors = e.factors;
-      d.kind = e.type == "twist"     ? DeformationKind::Twist
-               : e.type == "bend"    ? DeformationKind::Bend
-               : e.type == "s_shape" ? DeformationKind::SShape
-               : e.type == "shear"   ? DeformationKind::Shear
-                                     : DeformationKind::Scale;
-      s.examples.push_back(deform(s.mesh.vertices, d));
-    }
-    // Groups (section 4.4) and pins, by position along an axis.
-    if (!bc.groups.splits.empty()) {
-      const Eigen::VectorXd f = fractions(s.mesh.vertices, axis_index(bc.groups.axis));
-      std::vector<int> count(bc.groups.splits.size() + 1, 0);
-      s.groups.resize(static_cast<std::size_t>(n));
-      for (Eigen::Index i = 0; i < n; ++i) {
-        const auto g = static_cast<int>(
-            std::upper_bound(bc.groups.splits.begin(), bc.groups.splits.end(), f(i)) -
-            bc.groups.splits.begin());
-        s.groups[static_cast<std::size_t>(i)] = g;
-        ++count[static_cast<std::size_t>(g)];
-      }
-      for (std::size_t g = 0; g < count.size(); ++g)
-        if (count[g] == 0)
-          throw ConfigError(origin({where + "/groups", where + "/mesh"}), where + "/groups/splits",
-                            "splits that leave particles in every group",
-                            "group " + std::to_string(g) + " empty");
-    }
-    if (bc.pins.enabled) {
-      const Eigen::VectorXd f = fractions(s.mesh.vertices, axis_index(bc.pins.axis));
-      for (Eigen::Index i = 0; i < n; ++i)
-        if (f(i) <= bc.pins.below + 1e-9) s.pinned.push_back(static_cast<int>(i));
-    }
+    // The render faces as the file gives them, for the surface examples.
+    const Polygons render_faces =
+        bc.render.type == "obj" ? embed_render_mesh(bc, s, where, note) : Polygons{};
+    for (std::size_t k = 0; k < bc.examples.size(); ++k)
+      s.examples.push_back(example_pose(bc, s, k, render_faces, origin, where, note));
+    assign_groups_and_pins(bc, s, origin, where);
     // Initial placement: rotation about x, then y, then z (degrees).
     const Eigen::Vector3d rad = bc.rotation * std::numbers::pi / 180.0;
     s.rotation = (Eigen::AngleAxisd(rad.z(), Eigen::Vector3d::UnitZ()) *
@@ -528,22 +563,7 @@ Scene build_scene(const SceneConfig& config, const app::ConfigOrigin& origin,
       throw ConfigError(ConfigError::FreeText{}, origin({where}), where,
                         "body '" + bc.name + "': " + e.what());
     }
-    const Body& b = scene.bodies.back();
-    if (note) {
-      note(Note::Info,
-           "body '" + b.name + "': " + std::to_string(b.particle_count()) + " particles, " +
-               std::to_string(b.tets.rows()) + " tets, " +
-               app::counted(static_cast<std::size_t>(b.example_count()), "example", "examples") +
-               ", " + app::counted(static_cast<std::size_t>(b.group_count()), "group", "groups") +
-               ", " + std::to_string(b.pinned.size()) + " pinned");
-      for (int g = 0; g < b.group_count(); ++g)
-        if (b.examples.condition[static_cast<std::size_t>(g)] > 1e10)
-          note(Note::Warning,
-               "body '" + b.name + "' group " + std::to_string(g) +
-                   ": the examples are (nearly) linearly dependent (cond(LᵀL) = " +
-                   std::to_string(b.examples.condition[static_cast<std::size_t>(g)]) +
-                   "); the ridge splits the weight between them");
-    }
+    note_body(scene.bodies.back(), note);
   }
   return scene;
 }
