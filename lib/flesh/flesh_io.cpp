@@ -312,10 +312,13 @@ void read_simulate_config(ConfigReader& r, SimulateConfig& c) {
 
 void read_fit_config(ConfigReader& r, FitConfig& c) {
   auto f = r.child("fit");
-  f.get("ks_min", c.fit.ks_min, positive());
-  f.get("ks_max", c.fit.ks_max, positive());
-  f.get("kd_min", c.fit.kd_min, positive());
-  f.get("kd_max", c.fit.kd_max, positive());
+  // Beyond 1e12 (a natural frequency of 1e6 rad/s) a spring is rigid at any frame rate, and
+  // the search's samples in log space overflowed to a non-finite spring from about 1e200.
+  const app::Range spring_range{0.0, 1e12, true, false};
+  f.get("ks_min", c.fit.ks_min, spring_range);
+  f.get("ks_max", c.fit.ks_max, spring_range);
+  f.get("kd_min", c.fit.kd_min, spring_range);
+  f.get("kd_max", c.fit.kd_max, spring_range);
   if (!(c.fit.ks_max > c.fit.ks_min)) f.fail("ks_max", "a number > ks_min", {f.dotted("ks_min")});
   if (!(c.fit.kd_max > c.fit.kd_min)) f.fail("kd_max", "a number > kd_min", {f.dotted("kd_min")});
   // The search is over two numbers (ln ks, ln kd): 1000 random starts already put about 32 on

@@ -258,6 +258,17 @@ TEST_CASE("spring-fit: mismatched or broken training data is an error naming fil
   r = fit_with("fit.shared_regions=[[0,-3]]");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/fit/shared_regions") != std::string::npos);
+  // The search's range: up to 1e12 fits (a spring rigid at any frame rate), beyond is refused
+  // (1e308 overflowed the search to a non-finite spring and an internal error).
+  r = run_command(kSpringFit + " fit -q -i " + (dir / "ok.h5").string() +
+                  " --set fit.ks_max=1e12 --set fit.kd_max=1e12 -o " + (dir / "rigid.h5").string());
+  CHECK(r.exit_code == 0);
+  for (const char* key : {"ks_max", "kd_max"}) {
+    r = fit_with("fit." + std::string(key) + "=1e308");
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("/fit/" + std::string(key) +
+                     ": expected a number in (0, 1e+12], got 1e+308") != std::string::npos);
+  }
   r = fit_with("fit.shared_regions=[[0,99]]");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/fit/shared_regions/0/1: expected a vertex id < 5") != std::string::npos);
