@@ -604,7 +604,10 @@ int Tool::run(int argc, char** argv) {
     spdlog::info("{}{} {} ({} thread{})", name_,
                  chosen->command.empty() ? "" : " " + chosen->command, kVersion, ctx.threads(),
                  ctx.threads() == 1 ? "" : "s");
+    // Every file of the run takes its name when the run has succeeded (io::HeldCommits).
+    io::HeldCommits held;
     chosen->handler(ctx);
+    held.commit();
   } catch (...) {
     code = log_current_exception();
   }

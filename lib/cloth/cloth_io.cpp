@@ -969,6 +969,7 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
     write_model(w, to_model(r));
     write_train_state(w, r.state);
     w.commit();
+    io::commit_held_files();  // in place at once: a failed or stopped training resumes from it
   };
   std::optional<learn::TrainResult> resume;
   if (config.resume && std::filesystem::exists(checkpoint_path))

@@ -19,6 +19,7 @@
 #include "app/frame_range.hpp"
 #include "app/progress.hpp"
 #include "core/errors.hpp"
+#include "io/atomic_file.hpp"
 
 namespace datadyn::fluid {
 
@@ -443,6 +444,7 @@ SimulationSummary summarize(const Job& job) {
   writer.set_attribute("/", "incomplete",
                        spec.name + " failed, and the simulations after it were not run; " + kept);
   writer.commit();
+  io::commit_held_files();  // kept although the run fails
   throw RunError(column_text(spec) + ": " + result.message + "; " + writer.path().string() +
                  " was written: " + kept);
 }

@@ -5,7 +5,11 @@
 
 #include <cerrno>
 #include <cstring>
+#include <iterator>
+#include <map>
+#include <mutex>
 #include <utility>
+#include <vector>
 
 #include "core/errors.hpp"
 
@@ -21,7 +25,103 @@ std::filesystem::path directory_of(const std::filesystem::path& path) {
   return path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
 }
 
+/// A finished temporary file waiting for its name.
+struct Held {
+  std::filesystem::path tmp, path;
+  std::string name;
+  TemporaryRegistration registration;
+};
+
+/// The scopes and what each holds: the innermost scope is `innermost`.
+struct HeldFiles {
+  std::mutex mutex;
+  HeldCommits* innermost = nullptr;
+  std::map<const HeldCommits*, std::vector<Held>> files;
+};
+
+HeldFiles& held_files() {
+  static HeldFiles h;
+  return h;
+}
+
+/// Renames `h` into place. Throws IoError (RunError after a stop signal) with the temporary
+/// removed.
+void rename_into_place(Held& h) {
+  std::error_code ec;
+  if (stop_signal()) std::filesystem::remove(h.tmp, ec);
+  refuse_commit_if_stopped(h.name);
+  std::filesystem::rename(h.tmp, h.path, ec);
+  if (ec) {
+    const std::string why = ec.message();
+    std::filesystem::remove(h.tmp, ec);
+    throw IoError(h.name + ": cannot rename the finished file into place: " + why);
+  }
+  h.registration = {};
+  note_committed(h.path);
+}
+
+/// Renames `files` in order, erasing each one renamed; at a failure the rest stay in `files`.
+void rename_all(std::vector<Held>& files) {
+  while (!files.empty()) {
+    rename_into_place(files.front());
+    files.erase(files.begin());
+  }
+}
+
 }  // namespace
+
+HeldCommits::HeldCommits() {
+  HeldFiles& h = held_files();
+  const std::lock_guard lock(h.mutex);
+  outer_ = h.innermost;
+  h.innermost = this;
+  h.files[this];
+}
+
+HeldCommits::~HeldCommits() {
+  HeldFiles& h = held_files();
+  const std::lock_guard lock(h.mutex);
+  std::error_code ec;
+  for (const Held& f : h.files[this]) std::filesystem::remove(f.tmp, ec);
+  h.files.erase(this);
+  h.innermost = outer_;
+}
+
+void HeldCommits::commit() {
+  HeldFiles& h = held_files();
+  const std::lock_guard lock(h.mutex);
+  std::vector<Held>& mine = h.files[this];
+  if (outer_) {
+    std::vector<Held>& theirs = h.files[outer_];
+    std::move(mine.begin(), mine.end(), std::back_inserter(theirs));
+    mine.clear();
+    return;
+  }
+  rename_all(mine);
+}
+
+void commit_held_files() {
+  HeldFiles& h = held_files();
+  const std::lock_guard lock(h.mutex);
+  // Outermost first: their files were finished before the inner scopes began.
+  std::vector<const HeldCommits*> order;
+  for (const HeldCommits* s = h.innermost; s; s = s->outer_) order.insert(order.begin(), s);
+  for (const HeldCommits* s : order) rename_all(h.files[s]);
+}
+
+void put_in_place(const std::filesystem::path& tmp, const std::filesystem::path& path,
+                  TemporaryRegistration registration, const std::string& name) {
+  Held file{tmp, path, name, std::move(registration)};
+  {
+    HeldFiles& h = held_files();
+    const std::lock_guard lock(h.mutex);
+    if (h.innermost) {
+      h.files[h.innermost].push_back(std::move(file));
+      return;
+    }
+  }
+  rename_into_place(file);
+}
 
 std::filesystem::path temporary_path_for(const std::filesystem::path& path) {
   std::filesystem::path tmp = path;
@@ -137,21 +237,10 @@ void AtomicFile::commit() {
     discard();
     throw IoError(path_.string() + ": the temporary file " + tmp_.string() + " was not written");
   }
-  try {
-    refuse_commit_if_stopped(path_.string());
-  } catch (...) {
-    discard();
-    throw;
-  }
-  std::filesystem::rename(tmp_, path_, ec);
-  if (ec) {
-    discard();
-    throw IoError(path_.string() + ": cannot rename the finished file into place: " + ec.message());
-  }
+  // From here the file belongs to put_in_place, which removes it if it fails.
   committed_ = true;
   active_ = false;
-  registration_ = {};
-  note_committed(path_);
+  put_in_place(tmp_, path_, std::move(registration_), path_.string());
 }
 
 void check_replaceable(const std::filesystem::path& path) {

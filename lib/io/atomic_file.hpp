@@ -51,6 +51,40 @@ class AtomicFile {
   TemporaryRegistration registration_;  // while tmp_ may exist
 };
 
+/// The files of a run take their names together. While a HeldCommits exists, a writer's commit()
+/// (AtomicFile, CacheWriter) finishes its file under the temporary name and holds it; the
+/// scope's commit() renames every file it holds into place, in the order they were finished,
+/// and a scope destroyed without commit() (the run failed) removes them. So a run that fails
+/// after some of its files (a point cache before its mesh, a cache before its report, frame 3
+/// of 10) leaves every earlier output as it was, not a mix of old and new. A scope inside
+/// another hands its files to the outer one on commit(). Without a scope, commit() renames at
+/// once. The tools hold every run's files (app::Tool).
+class HeldCommits {
+ public:
+  HeldCommits();
+  ~HeldCommits();
+  HeldCommits(const HeldCommits&) = delete;
+  HeldCommits& operator=(const HeldCommits&) = delete;
+  /// Renames the held files into place (or hands them to the enclosing scope). Throws IoError
+  /// naming the first that cannot be renamed (or RunError after a stop signal); those not yet
+  /// renamed are removed with the scope.
+  void commit();
+
+ private:
+  friend void commit_held_files();
+  HeldCommits* outer_;
+};
+
+/// Renames every file held by any scope into place now: for files a run keeps whatever follows
+/// (a training's checkpoint, the simulations finished before a failed one).
+void commit_held_files();
+
+/// Puts the finished temporary file `tmp` in place as `path`, or holds it (see HeldCommits);
+/// `registration` keeps it registered until then. Throws IoError (the temporary removed) if the
+/// rename fails, RunError after a stop signal. `name` names the file in messages.
+void put_in_place(const std::filesystem::path& tmp, const std::filesystem::path& path,
+                  TemporaryRegistration registration, const std::string& name);
+
 /// `<path>.tmp-<pid>`: the name a file has while it is written.
 std::filesystem::path temporary_path_for(const std::filesystem::path& path);
 

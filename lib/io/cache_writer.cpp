@@ -611,18 +611,9 @@ void CacheWriter::commit() {
     throw;  // the destructor removes w.tmp
   }
   std::filesystem::remove(w.tmp, ec);
-  if (stop_signal()) {
-    std::filesystem::remove(canonical, ec);
-    refuse_commit_if_stopped(w.file_name);
-  }
-  std::filesystem::rename(canonical, w.path, ec);
-  if (ec) {
-    const std::string why = ec.message();
-    std::filesystem::remove(canonical, ec);
-    throw IoError(w.file_name + ": cannot rename the finished file into place: " + why);
-  }
+  // From here the canonical copy belongs to put_in_place, which removes it if it fails.
   w.committed = true;
-  note_committed(w.path);
+  put_in_place(canonical, w.path, std::move(w.canonical_registration), w.file_name);
 }
 
 void write_face_uv(SequenceWriter& sequence, const FaceVaryingUv& uv) {

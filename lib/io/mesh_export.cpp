@@ -957,16 +957,10 @@ void write_job(const MeshExportParams& params, const Provenance& prov, ExportFor
       }
       if (pc2) pc2->commit();
       if (mdd) mdd->commit();
-      // The mesh last, so that a failed cache leaves neither file; a failed mesh takes the
-      // committed cache with it (a point cache without its mesh cannot be imported).
-      try {
-        write_obj(job.mesh_output, src.mesh(job.indices.front()), job.sequence,
-                  metadata(job.indices.front()), params.smooth_shading);
-      } catch (...) {
-        std::error_code ec;
-        std::filesystem::remove(job.output, ec);
-        throw;
-      }
+      // Held with the point cache (export_cache): a failed mesh leaves both old files as they
+      // were (it removed the point cache, old or new: a point cache cannot be imported alone).
+      write_obj(job.mesh_output, src.mesh(job.indices.front()), job.sequence,
+                metadata(job.indices.front()), params.smooth_shading);
       break;
     }
     case ExportFormat::Usda: {
@@ -1017,8 +1011,12 @@ MeshExportResult export_cache(const MeshExportParams& params, const Provenance& 
     ++done;
     if (progress) progress(done, total);
   };
+  // Every file of the export takes its name at the end: a failure at frame 4 of 10 (or at a
+  // point cache's mesh) leaves the files of an earlier export as they were, not half replaced.
+  HeldCommits held;
   for (std::size_t s = 0; s < jobs.size(); ++s)
     write_job(params, provenance, format, jobs[s], readers[s], tick, note);
+  held.commit();
   return result;
 }
 

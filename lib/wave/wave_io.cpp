@@ -522,6 +522,7 @@ WaveFeatures obtain_features(const io::CacheReader& cache, const Database& db,
       io::check_writable_directory(features_path);
     } else {
       store_features(features_path, features, key, run.provenance);
+      io::commit_held_files();  // a cache of the database's, kept whatever the edit does
       spdlog::info("features stored in {}", features_path.string());
     }
   } catch (const IoError& e) {

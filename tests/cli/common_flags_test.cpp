@@ -213,6 +213,35 @@ TEST_CASE("a failed run exits 1, names the frame, and leaves no file") {
   CHECK(std::filesystem::is_empty(dir.path()));  // neither the output nor a temporary file
 }
 
+TEST_CASE(
+    "a run that fails after its files are finished leaves the earlier run's files as they were") {
+  // The cache and a report finished, then a failure (as a report that cannot be written after
+  // the cache, or a point cache's mesh): the files used to be replaced one by one, so the
+  // failed run left the new cache beside the old report.
+  TempDir dir;
+  const auto out = dir / "w.h5", report = dir / "w.txt";
+  const std::string run = kFixture + " -q --set report_file=" + report.string() + " -o " +
+                          out.string() + " --set amplitude=";
+  REQUIRE(run_command(run + "0.1").exit_code == 0);
+  const std::string cache_before = file_bytes(out), report_before = file_bytes(report);
+  const auto r = run_command(run + "0.2 --set fail_at_end=true");
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("failed after the cache and the report") != std::string::npos);
+  CHECK(r.err.find("kept") == std::string::npos);
+  CHECK(file_bytes(out) == cache_before);
+  CHECK(file_bytes(report) == report_before);
+  std::size_t files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
+    CHECK(e.path().filename().string().find(".tmp-") == std::string::npos);
+    ++files;
+  }
+  CHECK(files == 2);
+  // The same run without the failure replaces both.
+  REQUIRE(run_command(run + "0.2").exit_code == 0);
+  CHECK(file_bytes(report) == "amplitude 0.200000\n");
+  CHECK(file_bytes(out) != cache_before);
+}
+
 TEST_CASE("an output directory that does not exist exits 1 with a clear message") {
   TempDir dir;
   const auto r = run_command(kFixture + " -o " + (dir / "no/dir/x.h5").string());

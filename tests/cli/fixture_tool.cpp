@@ -20,9 +20,11 @@ struct WaveParams {
   int frames = 48;
   double frame_rate = 24.0;
   double amplitude = 0.1;
-  int fail_at_frame = -1;  // a run that "diverges" at this frame
-  double sleep_ms = 0.0;   // per frame, to test signals
-  std::string side_file;   // put in place before the frames: a file a failed run has finished
+  int fail_at_frame = -1;    // a run that "diverges" at this frame
+  double sleep_ms = 0.0;     // per frame, to test signals
+  std::string side_file;     // put in place before the frames: a file a failed run keeps
+  std::string report_file;   // written after the cache, as a tool's report
+  bool fail_at_end = false;  // fails after the cache and the report are finished
 };
 
 void read_wave(datadyn::app::ConfigReader& r, WaveParams& p) {
@@ -34,6 +36,8 @@ void read_wave(datadyn::app::ConfigReader& r, WaveParams& p) {
   r.get("fail_at_frame", p.fail_at_frame);
   r.get("sleep_ms", p.sleep_ms, non_negative());
   r.get("side_file", p.side_file);
+  r.get("report_file", p.report_file);
+  r.get("fail_at_end", p.fail_at_end);
 }
 
 }  // namespace
@@ -58,6 +62,7 @@ int main(int argc, char** argv) {
           io::AtomicFile side(p.side_file);
           side.write("side\n");
           side.commit();
+          io::commit_held_files();  // kept whatever follows, as a finished file a run keeps
         }
         io::CacheWriter writer(out, ctx.provenance());
         auto& seq = writer.add_sequence("wave", {p.frame_rate, 3});
@@ -80,6 +85,12 @@ int main(int argc, char** argv) {
         }
         progress.finish();
         writer.commit();
+        if (!p.report_file.empty()) {
+          io::AtomicFile report(p.report_file);
+          report.write("amplitude " + std::to_string(p.amplitude) + "\n");
+          report.commit();
+        }
+        if (p.fail_at_end) throw RunError("wave: failed after the cache and the report (test)");
       },
       datadyn::app::Splits{.frames = true, .shards = true});
   return tool.run(argc, argv);

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <limits>
+#include <map>
 #include <regex>
 #include <thread>
 
@@ -17,6 +18,7 @@
 
 #include "io/cache.hpp"
 #include "support/export_caches.hpp"
+#include "support/file_bytes.hpp"
 #include "support/format_readers.hpp"
 #include "support/h5_poke.hpp"
 #include "support/process.hpp"
@@ -252,6 +254,39 @@ TEST_CASE("mesh-export: a full disk fails every format with exit 1 and no file")
       std::filesystem::remove(e.path());
     }
   }
+}
+
+TEST_CASE("mesh-export: a failed export leaves an earlier export's files as they were") {
+  Setup s;
+  REQUIRE(s.run("-q --sequence cloth" + s.o("c.####.obj")).exit_code == 0);
+  REQUIRE(s.run("-q --sequence cloth" + s.o("c.pc2")).exit_code == 0);
+  std::map<std::string, std::string> before;
+  for (const auto& e : std::filesystem::directory_iterator(s.out))
+    before[e.path().filename().string()] = datadyn::test::file_bytes(e.path());
+  REQUIRE(before.size() == 6);  // four frames, the point cache and its mesh
+  const auto unchanged = [&] {
+    std::map<std::string, std::string> now;
+    for (const auto& e : std::filesystem::directory_iterator(s.out))
+      now[e.path().filename().string()] = datadyn::test::file_bytes(e.path());
+    return now == before;
+  };
+  // Frame 3 not finite: frames 1 and 2 were replaced before the failure, a mix of two exports.
+  const std::string damaged = (s.dir / "damaged.h5").string();
+  std::filesystem::copy_file(s.cache, damaged);
+  datadyn::test::poke_float(damaged, "/sequences/cloth/points/position", 2 * 20 * 3 + 5 * 3 + 1,
+                            std::numeric_limits<double>::quiet_NaN());
+  auto r = run_command(kTool + " -q -i " + damaged + " --sequence cloth" + s.o("c.####.obj"));
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("frame 3: point 5 is not finite") != std::string::npos);
+  CHECK(unchanged());
+  // The point cache's mesh fails (a file-size limit of 2 kB, which the point cache of three
+  // frames is within): the new point cache took the old one's place, then was removed with it.
+  r = run_command("ulimit -f 2; trap '' XFSZ; exec " + kTool + " -q -i " + s.cache +
+                  " --sequence cloth --frames 1-3 --set uv_projection=box" + s.o("c.pc2"));
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("c.obj") != std::string::npos);
+  CHECK(r.err.find("File too large") != std::string::npos);
+  CHECK(unchanged());
 }
 
 TEST_CASE("mesh-export: usage and config errors exit 2 and leave no file") {

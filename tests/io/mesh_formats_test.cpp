@@ -480,6 +480,53 @@ TEST_CASE("atomic file: nothing under the real name until commit, and removed wh
   CHECK_THROWS_AS(AtomicFile(dir / "no" / "c.txt"), IoError);
 }
 
+TEST_CASE("held commits: a scope's files take their names together, or not at all") {
+  TempDir dir;
+  const auto write = [&](const std::string& name, const std::string& text) {
+    AtomicFile f(dir / name);
+    f.write(text);
+    f.commit();
+  };
+  write("a.txt", "old a");
+  write("b.h5.txt", "old b");
+  {
+    // Abandoned (the run failed): the old files stay, the finished temporaries go.
+    HeldCommits held;
+    write("a.txt", "new a");
+    CacheWriter w(dir / "c.h5", Provenance{"test", "", "{}", ""});
+    w.commit();
+    CHECK(test::file_bytes(dir / "a.txt") == "old a");
+    CHECK_FALSE(std::filesystem::exists(dir / "c.h5"));
+    CHECK(files_in(dir.path()) == 4);  // two old files, two held temporaries
+  }
+  CHECK(files_in(dir.path()) == 2);
+  CHECK(test::file_bytes(dir / "a.txt") == "old a");
+  {
+    // An inner scope hands its files to the outer one, which puts them all in place.
+    HeldCommits outer;
+    write("a.txt", "new a");
+    {
+      HeldCommits inner;
+      write("b.h5.txt", "new b");
+      inner.commit();
+    }
+    CHECK(test::file_bytes(dir / "b.h5.txt") == "old b");
+    outer.commit();
+  }
+  CHECK(test::file_bytes(dir / "a.txt") == "new a");
+  CHECK(test::file_bytes(dir / "b.h5.txt") == "new b");
+  {
+    // commit_held_files: in place now, whatever the scope does afterwards.
+    HeldCommits held;
+    write("a.txt", "kept a");
+    commit_held_files();
+    write("b.h5.txt", "dropped b");
+  }
+  CHECK(test::file_bytes(dir / "a.txt") == "kept a");
+  CHECK(test::file_bytes(dir / "b.h5.txt") == "new b");
+  CHECK(files_in(dir.path()) == 2);
+}
+
 TEST_CASE("check_writable_directory: missing, a file, or an unwritable directory fail") {
   TempDir dir;
   CHECK_NOTHROW(check_writable_directory(dir / "x.obj"));

@@ -11,6 +11,7 @@
 #include "app/tool.hpp"
 #include "core/errors.hpp"
 #include "elastic/elastic_io.hpp"
+#include "io/atomic_file.hpp"
 
 int main(int argc, char** argv) {
   using namespace datadyn;
@@ -42,7 +43,10 @@ int main(int argc, char** argv) {
               progress.tick(1, text);
             });
         progress.finish();
-        if (!report.ok) throw RunError(report.message);
+        if (!report.ok) {
+          io::commit_held_files();  // the frames before the divergence are kept
+          throw RunError(report.message);
+        }
       },
       app::Splits{.frames = true, .shards = true, .inputs = false, .output_default = "elastic.h5"});
   return tool.run(argc, argv);
