@@ -316,9 +316,10 @@ std::filesystem::path Context::input() const {
 
 std::filesystem::path Context::output(const std::string& fallback) const {
   const std::filesystem::path out = output_template(fallback);
-  // A dry run on the farm is the check before the job: a missing or read-only output directory
-  // would otherwise show up only after the work.
-  if (dry_run()) io::check_writable_directory(out);
+  // Before any work, in a dry run (the farm's check before the job) and in a real one: a missing
+  // or read-only output directory showed up only after the work where the tool opens its output
+  // at the end (spring-fit simulate and fit, cloth-train train).
+  io::check_writable_directory(out);
   return out;
 }
 

@@ -109,8 +109,8 @@ class Context {
   std::filesystem::path input() const;
   /// The -o path, or `fallback` when -o was not given (empty fallback: the command's
   /// Splits::output_default; both empty: -o is required). Throws
-  /// UsageError if it names an input, which writing it would destroy. On a dry run, also checks
-  /// that its directory takes files (IoError otherwise).
+  /// UsageError if it names an input, which writing it would destroy. Also checks that its
+  /// directory takes files (IoError otherwise), so that no work is done for nothing.
   std::filesystem::path output(const std::string& fallback = "") const;
   /// The -o path template of a writer that expands it into files (`{sequence}` may name
   /// directories): as output(), but the directories are the writer's to check, file by file.

@@ -793,6 +793,16 @@ TEST_CASE("spring-fit: simulate without the ground truth gives the same targets 
   CHECK(r.out.find("(targets only)") != std::string::npos);
 }
 
+TEST_CASE("spring-fit: an output directory that does not exist fails before the simulation") {
+  TempDir dir;
+  // simulate and fit open their cache after the work: the directory was found missing then.
+  const auto r = run_command(kSpringFit + " simulate" + kSmall.substr(3) + " -o " +
+                             (dir / "no" / "s.h5").string());
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("does not exist") != std::string::npos);
+  CHECK(r.err.find("frame 1/") == std::string::npos);  // no progress: the work never started
+}
+
 TEST_CASE("spring-fit: fit cuts a training sequence at a teleport and fits each side on its own") {
   TempDir dir;
   for (const char* motion : {"swing", "bounce"}) {
