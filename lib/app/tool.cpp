@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iostream>
 #include <new>
 #include <optional>
 #include <set>
@@ -571,8 +572,19 @@ int Tool::run(int argc, char** argv) {
       log_early_error(name_, e.what(), true);
       return 2;
     }
+    errno = 0;  // a failed write of the help below leaves its reason here
     const int code = app_.exit(e);
-    return code == 0 ? 0 : 2;  // CLI11 uses 100+ for parse errors; our contract says 2
+    if (code != 0) return 2;  // CLI11 uses 100+ for parse errors; our contract says 2
+    // --help or --version: what they print must reach stdout, as any run's output must.
+    std::cout.flush();
+    if ((!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) && errno != EPIPE) {
+      log_early_error(name_,
+                      std::string("stdout: cannot write what the run printed: ") +
+                          std::strerror(errno != 0 ? errno : EIO),
+                      json);
+      return 1;
+    }
+    return 0;
   }
   Entry* chosen = nullptr;
   for (auto& e : entries_)

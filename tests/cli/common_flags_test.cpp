@@ -354,6 +354,16 @@ TEST_CASE("output on stdout that cannot be written fails the run") {
   CHECK(r.exit_code == 1);
   r = run_command("(" + kFixture + " --print-config)");
   CHECK(r.exit_code == 0);
+  // --help and --version too (they exited 0 with nothing written).
+  for (const std::string flag : {"--help", "--version"}) {
+    CAPTURE(flag);
+    r = run_command("(" + kFixture + " " + flag + " >/dev/full)");
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("stdout: cannot write what the run printed: No space left on device") !=
+          std::string::npos);
+    r = run_command("(" + kFixture + " " + flag + " | head -c 1)");
+    CHECK(r.exit_code == 0);
+  }
 }
 
 TEST_CASE("SIGTERM during a step longer than the grace still ends the run and its temporaries") {
