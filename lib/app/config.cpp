@@ -193,7 +193,17 @@ std::string Range::describe(const std::string& noun) const {
 }
 
 std::string json_text(const json& j) {
-  return json_dump(j);
+  // A list of a million numbers in an error made a line of 10 MB: long values are cut, with
+  // their size said.
+  constexpr std::size_t kMax = 200;
+  std::string text = json_dump(j);
+  if (text.size() <= kMax) return text;
+  std::size_t cut = kMax;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // UTF-8
+  const std::string size = j.is_array()    ? counted(j.size(), "item", "items")
+                           : j.is_object() ? counted(j.size(), "key", "keys")
+                                           : counted(text.size(), "character", "characters");
+  return text.substr(0, cut) + "... (" + size + " in all)";
 }
 
 std::string json_dump(const json& j, int indent) {

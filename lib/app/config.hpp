@@ -75,7 +75,8 @@ inline Range unit_interval() {
   return in_range(0.0, 1.0);
 }
 
-/// JSON text of a value for messages ("-0.1", "\"abc\"", "[1, 2]").
+/// JSON text of a value for messages ("-0.1", "\"abc\"", "[1, 2]"); beyond 200 characters it is
+/// cut, with the value's size said ("[1,2,3,... (1,000,000 items in all)").
 std::string json_text(const json& j);
 /// JSON text for files, attributes and logs (`indent` as json::dump). It never throws: a string
 /// with bytes that are not UTF-8 (a Latin-1 file name in a command line or config) gets U+FFFD

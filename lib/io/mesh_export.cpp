@@ -680,7 +680,10 @@ void plan_level_set(const MeshExportParams& params, const SequenceReader& seq, E
     } else {
       band = params.level_set.half_width * job.voxel_size;
     }
-    if (!(std::abs(params.meshing.iso_value) < band))
+    if (!(std::abs(params.meshing.iso_value) < band)) {
+      char text[96];  // %g: 1e308 was printed as 309 digits
+      std::snprintf(text, sizeof text, "|iso_value| < %.6g m, got %.6g", band,
+                    params.meshing.iso_value);
       throw ConfigError(
           ConfigError::FreeText{},
           params.config_origin(
@@ -688,8 +691,8 @@ void plan_level_set(const MeshExportParams& params, const SequenceReader& seq, E
                   ? std::vector<std::string>{"meshing.iso_value"}
                   : std::vector<std::string>{"meshing.iso_value", "level_set.half_width"}),
           "/meshing/iso_value",
-          "expected a value inside the level set's narrow band, |iso_value| < " +
-              std::to_string(band) + " m, got " + std::to_string(params.meshing.iso_value));
+          std::string("expected a value inside the level set's narrow band, ") + text);
+    }
   }
 }
 

@@ -140,6 +140,22 @@ TEST_CASE("config: errors name the file, the JSON pointer, what was expected and
         "scene.json: /bodies/0/alpha: expected a number in [0, 1], got -1");
 }
 
+TEST_CASE("config: a long value in a message is cut, with its size said") {
+  CHECK(json_text(json::array({1, 2})) == "[1,2]");
+  json many = json::array();
+  for (int i = 0; i < 1000000; ++i) many.push_back(i);
+  const std::string text = json_text(many);
+  CHECK(text.size() < 240);  // the whole list made a message line of 6.9 MB
+  CHECK(text.rfind("[0,1,2,3,", 0) == 0);
+  CHECK(text.find("... (1000000 items in all)") != std::string::npos);
+  // Cut on a character, not inside one: 150 two-byte characters.
+  std::string accented;
+  for (int i = 0; i < 150; ++i) accented += "\u00e9";
+  const std::string cut = json_text(json(accented));
+  CHECK(json::parse("\"" + cut.substr(1, cut.find("...") - 1) + "\"").is_string());
+  CHECK(cut.find("characters in all") != std::string::npos);
+}
+
 TEST_CASE("config: unknown keys are rejected with the nearest known key") {
   CHECK(error_of(R"({"dtt": 0.1})") ==
         "scene.json: /dtt: unknown key \"dtt\" (did you mean \"dt\"?)");

@@ -329,6 +329,9 @@ TEST_CASE("mesh-export: usage and config errors exit 2 and leave no file") {
     CHECK(r.err.find("--set meshing.iso_value: /meshing/iso_value: expected a value inside the "
                      "level set's narrow band") != std::string::npos);
   }
+  r = s.run("--sequence water --set meshing.iso_value=1e308" + s.o("w.####.ply"));
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find(", got 1e+308") != std::string::npos);  // not 309 digits
   // Below OpenVDB's smallest voxel its transform throws an ArithmeticError naming nothing.
   r = s.run("--sequence drops --set level_set.voxel_size=1e-5" + s.o("d.vdb"));
   CHECK(r.exit_code == 2);
