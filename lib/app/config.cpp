@@ -343,6 +343,28 @@ std::string ConfigReader::origin(const std::vector<std::string>& keys) const {
   return origins()(full);
 }
 
+namespace {
+
+/// The list indices of an override at `pointer` below the list at `list` ("/a/b" for
+/// "/a/b/1" or, in a list of lists, "/a/b/1/0"); nothing if it is not an element's.
+std::optional<std::vector<std::string>> element_indices(const std::string& pointer,
+                                                        const std::string& list) {
+  const std::string p = list + "/";
+  if (pointer.size() <= p.size() || pointer.compare(0, p.size(), p) != 0) return std::nullopt;
+  std::vector<std::string> indices;
+  for (std::size_t at = p.size(); at <= pointer.size();) {
+    const std::size_t end = std::min(pointer.find('/', at), pointer.size());
+    std::string token = pointer.substr(at, end - at);
+    if (token.empty() || token.find_first_not_of("0123456789") != std::string::npos)
+      return std::nullopt;
+    indices.push_back(std::move(token));
+    at = end + 1;
+  }
+  return indices;
+}
+
+}  // namespace
+
 ConfigReader::Raw ConfigReader::raw(const std::string& key) const {
   const std::string p = pointer_ + "/" + key;
   Raw r;
@@ -354,37 +376,43 @@ ConfigReader::Raw ConfigReader::raw(const std::string& key) const {
       r.origin = o.origin;
     }
   }
-  if (!r.override) r.value = find(state_->doc, p);
+  if (!r.override) {
+    r.value = find(state_->doc, p);
+    // An element's --set changed the list: messages about the list name it.
+    for (const auto& o : state_->overrides)
+      if (element_indices(o.pointer, p)) r.origin = o.origin;
+  }
   return r;
 }
 
 bool ConfigReader::has_element_overrides(const std::string& key) const {
-  const std::string p = pointer_ + "/" + key + "/";
+  const std::string p = pointer_ + "/" + key;
   for (const auto& o : state_->overrides)
-    if (o.pointer.size() > p.size() && o.pointer.compare(0, p.size(), p) == 0 &&
-        o.pointer.find_first_not_of("0123456789", p.size()) == std::string::npos)
-      return true;
+    if (element_indices(o.pointer, p)) return true;
   return false;
 }
 
 json ConfigReader::with_element_overrides(const std::string& key, json list, Raw& r) const {
-  const std::string p = pointer_ + "/" + key + "/";
+  const std::string p = pointer_ + "/" + key;
   for (auto& o : state_->overrides) {
-    if (o.pointer.size() <= p.size() || o.pointer.compare(0, p.size(), p) != 0 ||
-        o.pointer.find_first_not_of("0123456789", p.size()) != std::string::npos)
-      continue;
+    const auto indices = element_indices(o.pointer, p);
+    if (!indices) continue;
     o.used = true;
     r.origin = o.origin;
-    const std::string index = o.pointer.substr(p.size());
-    if (!list.is_array() || index.size() > 9 || std::stoul(index) >= list.size())
-      throw ConfigError(ConfigError::FreeText{}, o.origin, o.pointer,
-                        "index " + index + " is past the end of " + pointer_ + "/" + key +
-                            ", a list of " + std::to_string(list.is_array() ? list.size() : 0) +
-                            "; --set changes elements of a list, it cannot add one (give the "
-                            "list in the config file)");
-    json& element = list[std::stoul(index)];
-    element = detail::override_to_json(o.text, element.is_boolean(), element.is_number(),
-                                       element.is_string(), element.is_array());
+    json* element = &list;
+    std::string at = p;
+    for (const std::string& index : *indices) {
+      if (!element->is_array() || index.size() > 9 || std::stoul(index) >= element->size())
+        throw ConfigError(ConfigError::FreeText{}, o.origin, o.pointer,
+                          "index " + index + " is past the end of " + at + ", a list of " +
+                              std::to_string(element->is_array() ? element->size() : 0) +
+                              "; --set changes elements of a list, it cannot add one (give the "
+                              "list in the config file)");
+      element = &(*element)[std::stoul(index)];
+      at += "/" + index;
+    }
+    *element = detail::override_to_json(o.text, element->is_boolean(), element->is_number(),
+                                        element->is_string(), element->is_array());
   }
   return list;
 }
@@ -414,6 +442,9 @@ void ConfigReader::fail(const std::string& key, const std::string& expected,
     r.origin = origins()(keys);
   }
   std::string got = r.override ? json_text(json(*r.override)) : r.value ? json_text(*r.value) : "";
+  const json::json_pointer resolved_at(pointer_ + "/" + key);
+  if (has_element_overrides(key) && state_->resolved.contains(resolved_at))
+    got = json_text(state_->resolved[resolved_at]);  // the list with its elements' --sets
   if (got.empty()) {
     // Not given: the default, which a check across keys can fail too ("ks_max > ks_min").
     const json::json_pointer at(pointer_ + "/" + key);
@@ -478,11 +509,14 @@ void ConfigReader::require_input_file(const std::string& key, std::string& file,
 }
 
 void ConfigReader::get_json(const std::string& key, json& value) {
-  const Raw r = raw(key);
+  Raw r = raw(key);
   if (r.override)
     value = detail::override_to_json(*r.override, false, false, false, false);
   else if (r.value)
     value = *r.value;
+  // An element of a list in it ("scene.tank.vertices.1=[2,0]", "...vertices.1.0=2"), as the
+  // typed lists take them.
+  if (has_element_overrides(key)) value = with_element_overrides(key, std::move(value), r);
   record(key, value);
 }
 

@@ -433,3 +433,42 @@ TEST_CASE("config: --set changes one element of a list of numbers or of points b
             .find("--set gravity.1: /gravity: expected a list of 3 "
                   "numbers") == 0);
 }
+
+TEST_CASE("config: --set reaches an element of a list of lists, typed or free-form") {
+  // "scene.tank.vertices.1.0=2.5" was an unknown key "1": the index went one level deep only,
+  // and free-form values (get_json) took none.
+  for (const bool typed : {true, false}) {
+    CAPTURE(typed);
+    ConfigReader r = ConfigReader::from_json(json::parse(R"({"points": [[0, 1], [2, 3]]})"),
+                                             "scene.json", {"points.1.0=4", "points.0=[7,8]"});
+    json points;
+    if (typed) {
+      std::vector<std::vector<double>> p;
+      r.get("points", p);
+      points = p;
+    } else {
+      r.get_json("points", points);
+    }
+    r.finish();
+    CHECK(points == json::parse("[[7, 8], [4, 3]]"));
+    CHECK(r.resolved()["points"] == points);
+  }
+  ConfigReader r = ConfigReader::from_json(json::parse(R"({"points": [[0, 1]]})"), "scene.json",
+                                           {"points.0.2=4"});
+  json points;
+  CHECK_THROWS_WITH_AS(
+      r.get_json("points", points),
+      doctest::Contains("--set points.0.2: /points/0/2: index 2 is past the end of "
+                        "/points/0, a list of 2"),
+      ConfigError);
+}
+
+TEST_CASE("config: a check on a list that an element's --set changed names that --set") {
+  // It named the file (or <defaults>) and called the changed list "the default".
+  ConfigReader r = ConfigReader::from_json(json::object(), "scene.json", {"gravity.1=0"});
+  Eigen::Vector3d gravity{0.0, -9.81, 0.0};
+  r.get("gravity", gravity);
+  CHECK_THROWS_WITH_AS(r.fail("gravity", "a non-zero vector"),
+                       "--set gravity.1: /gravity: expected a non-zero vector, got [0.0,0.0,0.0]",
+                       ConfigError);
+}
