@@ -25,6 +25,11 @@ namespace datadyn::fluid {
 
 namespace {
 
+/// Bounds of a database config: a farm's database is a few hundred simulations of a tank with a
+/// few obstacles; beyond these, checking the config alone took minutes.
+constexpr int kMaxSimulations = 100000;
+constexpr std::size_t kMaxObstacles = 1000;
+
 using app::ConfigReader;
 using app::json;
 
@@ -129,6 +134,10 @@ void read_tank(ConfigReader& r, TankShape& t) {
     obstacles.push_back(std::move(poly));
   }
   if (!ok) r.fail("obstacles", "a list of polygons, each a list of at least 3 [x, y] points");
+  // A tank of 10,000 obstacles took minutes to check before it was refused or run.
+  if (obstacles.size() > kMaxObstacles)
+    r.fail("obstacles", "at most " + std::to_string(kMaxObstacles) + " obstacles, not " +
+                            std::to_string(obstacles.size()));
   t.obstacles = std::move(obstacles);
   // Name the key the fault is in: an obstacle's, or the tank's own vertices.
   if (const std::string e = tank_shape_error(t); !e.empty())
@@ -183,6 +192,34 @@ void read_sweep(ConfigReader& r, Sweep& s) {
   }
   if (!ok) r.fail("velocities", "a list of [vx, vy] velocities (m/s)");
   s.velocities = std::move(v);
+  // The same value twice runs the same simulation twice (the solver is deterministic).
+  const auto twice = [](auto values, auto less) {
+    std::sort(values.begin(), values.end(), less);
+    return std::adjacent_find(values.begin(), values.end(), [&](const auto& a, const auto& b) {
+             return !less(a, b) && !less(b, a);
+           }) != values.end();
+  };
+  const auto by_value = [](double a, double b) { return a < b; };
+  if (twice(s.heights, by_value)) r.fail("heights", "a list of distinct heights");
+  if (twice(s.widths, by_value)) r.fail("widths", "a list of distinct widths");
+  if (twice(s.velocities, [](const Eigen::Vector2d& a, const Eigen::Vector2d& b) {
+        return std::lexicographical_compare(a.data(), a.data() + 2, b.data(), b.data() + 2);
+      }))
+    r.fail("velocities", "a list of distinct velocities");
+  // One simulation per combination: lists of a thousand values each made a billion, and a
+  // dry run that listed them for minutes.
+  const double count =
+      static_cast<double>(s.heights.empty() ? s.height_count : static_cast<int>(s.heights.size())) *
+      static_cast<double>(std::max<std::size_t>(1, s.widths.size())) *
+      static_cast<double>(std::max<std::size_t>(1, s.velocities.size()));
+  if (count > kMaxSimulations) {
+    const std::string expected = "at most " + std::to_string(kMaxSimulations) +
+                                 " simulations (heights x widths x velocities), not " + num(count);
+    if (s.heights.empty())
+      range.fail("count", expected, {"sweep"});
+    else
+      r.fail("heights", expected, {"sweep"});
+  }
 }
 
 std::string column_text(const SimulationSpec& s) {

@@ -146,7 +146,32 @@ TEST_CASE("mps-gen: config errors exit 2 and name the key") {
   CHECK(r.err.find("--set solver.time_step, --set solver.dt: /solver/dt: expected a step <= ") !=
         std::string::npos);
   CHECK(r.err.find("sim_014") != std::string::npos);
-  CHECK(std::filesystem::is_empty(dir.path()) == false);  // only tank.json
+  // A sweep's value twice ran the same simulation twice; lists whose product is a billion
+  // simulations, or 10,000 obstacles, took minutes before anything was said.
+  for (const auto& [set, expected] : std::vector<std::pair<std::string, std::string>>{
+           {"sweep.heights=0.3,0.2,0.3", "/sweep/heights: expected a list of distinct heights"},
+           {"sweep.velocities=[[0,0],[1,0],[0,0]]",
+            "/sweep/velocities: expected a list of distinct velocities"},
+           {"sweep.height_range.count=2000000000",
+            "/sweep/height_range/count: expected at most 100000 simulations (heights x widths x "
+            "velocities), not 2e+09"}}) {
+    CAPTURE(set);
+    r = run_command(kMpsGen + " --dry-run --set " + set + " -o " + out);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find(expected) != std::string::npos);
+  }
+  {
+    std::ofstream many(dir / "many.json");
+    many << R"({"scene": {"tank": {"obstacles": [)";
+    for (int k = 0; k < 1001; ++k) many << (k ? "," : "") << "[[0.9, 0], [2, 0], [2, 0.3]]";
+    many << "]}}}";
+  }
+  r = run_command(kMpsGen + " --dry-run -c " + (dir / "many.json").string() + " -o " + out);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/scene/tank/obstacles: expected at most 1000 obstacles, not 1001") !=
+        std::string::npos);
+  CHECK(r.err.size() < 1000);                             // the value in the message is cut
+  CHECK(std::filesystem::is_empty(dir.path()) == false);  // only the configs
   CHECK(!std::filesystem::exists(out));
 }
 
