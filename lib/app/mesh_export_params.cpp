@@ -1,5 +1,6 @@
 #include "app/mesh_export_params.hpp"
 
+#include <set>
 #include <sstream>
 
 #include "core/errors.hpp"
@@ -19,6 +20,14 @@ const std::vector<std::pair<std::string, std::optional<io::ExportFormat>>>& form
 
 /// A list of names: a JSON list of strings, or "a,b" from --set. (ConfigReader::get does not
 /// compile for std::vector<std::string> yet: its range check casts every element to double.)
+/// The first name in `names` that an earlier one repeats, "" for none.
+std::string first_repeated(const std::vector<std::string>& names) {
+  std::set<std::string> seen;
+  for (const std::string& n : names)
+    if (!seen.insert(n).second) return n;
+  return "";
+}
+
 void get_names(ConfigReader& r, const std::string& key, std::vector<std::string>& names) {
   json j = names;
   r.get_json(key, j);
@@ -35,6 +44,9 @@ void get_names(ConfigReader& r, const std::string& key, std::vector<std::string>
   } else {
     r.fail(key, "a list of names (strings)");
   }
+  // A name twice was blamed on -o ("two outputs would be ...") after a check of every pair.
+  if (const std::string twice = first_repeated(out); !twice.empty())
+    r.fail(key, "each name once (\"" + twice + "\" is listed twice)");
   names = std::move(out);
 }
 
@@ -126,6 +138,8 @@ io::MeshExportParams mesh_export_params(Context& ctx, const MeshExportFlags& fla
     config["format"] = flags.format;
   }
   if (!flags.sequences.empty()) {
+    if (const std::string twice = first_repeated(flags.sequences); !twice.empty())
+      throw UsageError("--sequence: \"" + twice + "\" is given twice; expected each sequence once");
     params.sequences = flags.sequences;
     config["sequences"] = flags.sequences;
   }

@@ -298,6 +298,14 @@ TEST_CASE("mesh-export: usage and config errors exit 2 and leave no file") {
   CHECK(r.exit_code == 2);
   r = s.run("--sequence cloth --format ply" + s.o("c.obj"));  // they disagree
   CHECK(r.exit_code == 2);
+  // A name twice: it was blamed on -o ("two outputs would be c_cloth.0001.obj").
+  r = s.run("--sequence cloth --sequence cloth" + s.o("c.####.obj"));
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--sequence: \"cloth\" is given twice") != std::string::npos);
+  r = s.run("--set 'sequences=[\"cloth\",\"water\",\"cloth\"]'" + s.o("c.####.obj"));
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/sequences: expected each name once (\"cloth\" is listed twice)") !=
+        std::string::npos);
   r = s.run("--sequence cloth --shard 1/2" + s.o("c.usda"));  // one file cannot be sharded
   CHECK(r.exit_code == 2);
   r = s.run("--set meshing.adaptivity=2" + s.o("c.obj"));
