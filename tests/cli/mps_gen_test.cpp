@@ -288,7 +288,7 @@ TEST_CASE("mps-gen: a shard cut short says so in its file, and dd-cache merge wa
   // Two shards cut short: each says what it lacks, and the merge says both (it refused them as
   // shards that disagree).
   const std::string twice =
-      "--set sweep.heights=[0.3] --set sweep.velocities=[[0,0],[30,0],[0.1,0],[30,0]] ";
+      "--set sweep.heights=[0.3] --set sweep.velocities=[[0,0],[30,0],[0.1,0],[31,0]] ";
   for (const char* k : {"1", "2"}) {
     r = run_command(kMpsGen + kSmall + twice + "--shard " + k + "/2 -o " +
                     (dir / ("t" + std::string(k) + ".h5")).string());
