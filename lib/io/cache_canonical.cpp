@@ -15,13 +15,14 @@ namespace {
 
 using h5::Handle;
 
-void copy_attributes(hid_t from, hid_t to, const std::string& where) {
-  for (const auto& name : h5::attribute_names(from, where))  // by name (H5_INDEX_NAME)
-    h5::write_attribute(to, name, h5::read_attribute(from, name, where), where);
+void copy_attributes(hid_t from, hid_t to, const std::string& from_where,
+                     const std::string& to_where) {
+  for (const auto& name : h5::attribute_names(from, from_where))  // by name (H5_INDEX_NAME)
+    h5::write_attribute(to, name, h5::read_attribute(from, name, from_where), to_where);
 }
 
 void copy_group(hid_t from, hid_t to, const std::string& path, const std::string& file_name) {
-  copy_attributes(from, to, file_name + ": " + path);
+  copy_attributes(from, to, file_name + ": " + path, file_name + ": " + path);
   for (const auto& name : h5::child_names(from, file_name + ": " + path)) {  // by name
     const std::string child = (path == "/" ? "/" : path + "/") + name;
     H5O_info_t info;
@@ -36,7 +37,7 @@ void copy_group(hid_t from, hid_t to, const std::string& path, const std::string
     } else if (info.type == H5O_TYPE_DATASET) {
       Handle ds = h5::check_id(H5Dopen2(from, name.c_str(), H5P_DEFAULT), H5Dclose,
                                file_name + ": " + child + ": cannot open");
-      copy_dataset(ds.get(), to, name, file_name + ": " + child);
+      copy_dataset(ds.get(), to, name, file_name + ": " + child, file_name + ": " + child);
     } else {
       throw IoError(file_name + ": " + child + ": neither a group nor a dataset");
     }
@@ -61,7 +62,8 @@ bool copy_chunk(hid_t from, const hsize_t* from_offset, hid_t to, const hsize_t*
 }
 
 void copy_dataset(hid_t from_ds, hid_t to_parent, const std::string& name,
-                  const std::string& where) {
+                  const std::string& from_where, const std::string& to_where) {
+  const std::string& where = from_where;
   Handle type(H5Dget_type(from_ds), H5Tclose);
   Handle space(H5Dget_space(from_ds), H5Sclose);
   Handle dcpl = detail::creation_plist_of(from_ds);
@@ -69,8 +71,8 @@ void copy_dataset(hid_t from_ds, hid_t to_parent, const std::string& name,
     throw IoError(where + ": cannot read its type, shape or creation properties");
   Handle to_ds = h5::check_id(H5Dcreate2(to_parent, name.c_str(), type.get(), space.get(),
                                          H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
-                              H5Dclose, where + ": cannot create the copy");
-  copy_attributes(from_ds, to_ds.get(), where);
+                              H5Dclose, to_where + ": cannot create the copy");
+  copy_attributes(from_ds, to_ds.get(), from_where, to_where);
 
   const int rank = H5Sget_simple_extent_ndims(space.get());
   if (H5Pget_layout(dcpl.get()) == H5D_CHUNKED) {
@@ -91,7 +93,7 @@ void copy_dataset(hid_t from_ds, hid_t to_parent, const std::string& name,
     std::sort(offsets.begin(), offsets.end());
     std::vector<unsigned char> buffer;
     for (const auto& offset : offsets)
-      copy_chunk(from_ds, offset.data(), to_ds.get(), offset.data(), buffer, where, where);
+      copy_chunk(from_ds, offset.data(), to_ds.get(), offset.data(), buffer, from_where, to_where);
     return;
   }
   // Contiguous or compact: small arrays; read and write whole in the file's own type.
@@ -101,7 +103,7 @@ void copy_dataset(hid_t from_ds, hid_t to_parent, const std::string& name,
   h5::check_status(H5Dread(from_ds, type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buffer.data()),
                    where + ": cannot read");
   h5::check_status(H5Dwrite(to_ds.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buffer.data()),
-                   where + ": cannot write");
+                   to_where + ": cannot write");
 }
 
 void write_canonical_copy(const std::filesystem::path& from, const std::filesystem::path& to,

@@ -38,9 +38,10 @@ bool copy_chunk(hid_t from, const hsize_t* from_offset, hid_t to, const hsize_t*
                 const std::string& to_where);
 
 /// Copies dataset `from_ds` as `name` under group `to_parent`: same type, shape, creation
-/// properties and attributes (by name); chunks copied raw in offset order.
+/// properties and attributes (by name); chunks copied raw in offset order. Errors name
+/// `from_where` for what is read, `to_where` for what is written (a full disk names the output).
 void copy_dataset(hid_t from_ds, hid_t to_parent, const std::string& name,
-                  const std::string& where);
+                  const std::string& from_where, const std::string& to_where);
 
 /// Rewrites the HDF5 file `from` into `to` in a canonical order: groups, datasets and attributes
 /// by name, chunks by their offsets, copied raw (no recompression). Two files with the same

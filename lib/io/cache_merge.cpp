@@ -208,7 +208,8 @@ struct Merger {
                       name(sources[0].input) +
                       "'s (shards of one run share every array that is not per frame)");
     }
-    detail::copy_dataset(sources[0].id, to, child, name(sources[0].input) + ": " + path);
+    detail::copy_dataset(sources[0].id, to, child, name(sources[0].input) + ": " + path,
+                         out_name + ": " + path);
   }
 
   /// A per-frame array of a sequence: created with the first input's properties at the merged
