@@ -114,11 +114,20 @@ std::string last_error() {
       &messages);
   H5Eclear2(H5E_DEFAULT);
   if (messages.empty()) return {};
+  return readable_error(messages.back());
+}
+
+std::string readable_error(std::string text) {
   // One log line an error: HDF5's write failure carries a ctime() stamp that ends in a newline
   // ("time = Mon Nov 30 23:02:17 2026\n, filename = ...").
-  std::string text = messages.back();
   for (std::size_t at = 0; (at = text.find('\n', at)) != std::string::npos;) text.erase(at, 1);
-  return text;
+  // The driver's failures list pointers and a byte count of (size_t)-1 around the reason.
+  const std::string key = "error message = '";
+  const std::size_t reason = text.find(key), head = text.find(':');
+  if (reason == std::string::npos || head == std::string::npos || head > reason) return text;
+  const std::size_t begin = reason + key.size(), end = text.find('\'', begin);
+  if (end == std::string::npos) return text;
+  return text.substr(0, head) + ": " + text.substr(begin, end - begin);
 }
 
 Handle check_id(hid_t id, Handle::Closer closer, const std::string& what) {

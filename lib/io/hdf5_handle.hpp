@@ -66,6 +66,11 @@ class ReadScope {
 void silence_errors();
 /// The most specific message on HDF5's error stack ("" if none); clears the stack.
 std::string last_error();
+/// HDF5's description of an error as a message says it: the file driver's write and read
+/// failures ("file write failed: time = ..., errno = 28, error message = 'No space left on
+/// device', buf = 0x..., bytes actually written = 18446744073709551615, ...") become "file write
+/// failed: No space left on device"; anything else is kept, on one line.
+std::string readable_error(std::string text);
 
 Handle check_id(hid_t id, Handle::Closer closer, const std::string& what);
 void check_status(herr_t status, const std::string& what);

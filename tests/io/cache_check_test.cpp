@@ -238,3 +238,16 @@ TEST_CASE("crash report: a fault outside the HDF5 library keeps its default acti
     CHECK(WTERMSIG(status) == SIGSEGV);
   }
 }
+
+TEST_CASE("HDF5 errors: the driver's failure reads as its reason") {
+  // As HDF5 1.10's sec2 driver words a full disk (time stamp with its newline included).
+  const std::string full =
+      "file write failed: time = Tue Dec  1 02:40:11 2026\n, filename = 'db.h5.tmp-17', file "
+      "descriptor = 3, errno = 28, error message = 'No space left on device', buf = "
+      "0x560f3a2b1c40, total write size = 4096, bytes this sub-write = 4096, bytes actually "
+      "written = 18446744073709551615, offset = 0";
+  CHECK(h5::readable_error(full) == "file write failed: No space left on device");
+  CHECK(h5::readable_error("unable to open file\n") == "unable to open file");
+  CHECK(h5::readable_error("error message = 'x' without a head") ==
+        "error message = 'x' without a head");
+}
