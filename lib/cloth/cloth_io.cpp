@@ -379,13 +379,19 @@ void write_text(const std::filesystem::path& path, const std::string& text) {
 // ---------------------------------------------------------------------------------------------
 // Config
 
+/// A frame is a time step (the cache's frame rate is 1 / time_step): 1e-320 s gave an infinite
+/// frame rate, refused by the cache writer after the simulation with only the output named.
+const app::Range kTimeStepRange = app::in_range(1e-6, 1.0);
+/// Particle spacing (m): 1e-320 made a cloth of no size, with exit 0.
+const app::Range kSpacingRange = app::in_range(1e-4, 100.0);
+
 void read_cloth_params(app::ConfigReader& r, ClothParams& p) {
   using app::at_least;
   using app::non_negative;
   using app::positive;
   r.get("nx", p.nx, at_least(2));
   r.get("ny", p.ny, at_least(2));
-  r.get("spacing", p.spacing, positive());
+  r.get("spacing", p.spacing, kSpacingRange);
   r.get("origin", p.origin);
   r.get("axis_u", p.axis_u);
   r.get("axis_v", p.axis_v);
@@ -393,7 +399,7 @@ void read_cloth_params(app::ConfigReader& r, ClothParams& p) {
   r.get("k_structural", p.k_structural, positive());
   r.get("k_shear", p.k_shear, non_negative());
   r.get("k_bending", p.k_bending, non_negative());
-  r.get("time_step", p.time_step, positive());
+  r.get("time_step", p.time_step, kTimeStepRange);
   r.get("substeps", p.substeps, app::in_range(1, 64));
   r.get("iterations", p.iterations, at_least(1));
   r.get_enum("solver", p.solver, kSolverNames);
@@ -491,7 +497,7 @@ void read_cloth_config(app::ConfigReader& r, ClothConfig& c) {
   auto runs = r.child("runs");
   runs.get("mass", c.runs.mass, positive());
   runs.get("k_structural", c.runs.k_structural, positive());
-  runs.get("time_step", c.runs.time_step, positive());
+  runs.get("time_step", c.runs.time_step, kTimeStepRange);
   r.get("dsds_factor", c.dsds_factor, app::in_range(2, 4));
   c.dsds_factor_given = r.has("dsds_factor");
   if (!has_miniature(c.cloth, c.dsds_factor))

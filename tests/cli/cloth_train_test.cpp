@@ -488,6 +488,19 @@ TEST_CASE("cloth-train: a grid past 1e8 particles or with parallel axes is a con
                              "cloth.axis_u=[1,0,0]" + out);
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/cloth/axis_v: expected a vector not parallel to axis_u") != std::string::npos);
+  // A step of 1e-320 s (an infinite frame rate) failed after the simulation, blaming the
+  // output file; a spacing of 1e-320 m made a cloth of no size with exit 0.
+  for (const auto& [set, expected] : std::vector<std::pair<std::string, std::string>>{
+           {"cloth.time_step=1e-320", "/cloth/time_step: expected a number in [1e-06, 1]"},
+           {"runs.time_step=0.01,1e-320",
+            "/runs/time_step: expected a list of numbers, each in "
+            "[1e-06, 1]"},
+           {"cloth.spacing=1e-320", "/cloth/spacing: expected a number in [0.0001, 100]"}}) {
+    CAPTURE(set);
+    const auto bad = run_command(kTool + " simulate --dry-run --set " + set + out);
+    CHECK(bad.exit_code == 2);
+    CHECK(bad.err.find(expected) != std::string::npos);
+  }
   CHECK(!std::filesystem::exists(dir / "t.h5"));
 }
 
