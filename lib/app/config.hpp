@@ -266,7 +266,27 @@ json override_to_json(const std::string& text, bool want_bool, bool want_number,
 
 template <class T>
 struct IsNumber : std::bool_constant<std::is_arithmetic_v<T> && !std::is_same_v<T, bool>> {};
+
+/// The largest magnitude among the floating-point numbers in `v` (0 for none).
+template <class T>
+double largest_magnitude(const T& v) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::abs(static_cast<double>(v));
+  } else if constexpr (std::is_base_of_v<Eigen::MatrixBase<T>, T>) {
+    return v.size() ? v.cwiseAbs().maxCoeff() : 0.0;
+  } else if constexpr (requires { v.begin(); } && !std::is_same_v<T, std::string>) {
+    double m = 0;
+    for (const auto& x : v) m = std::max(m, largest_magnitude(x));
+    return m;
+  } else {
+    return 0;
+  }
+}
 }  // namespace detail
+
+/// No config value of any tool is near this; 1e308 passed the checks and overflowed later
+/// (positions beyond float32, a simulation state that is not finite, an integrator's check).
+inline constexpr double kMaxConfigMagnitude = 1e15;
 
 template <class T>
 bool ConfigReader::convert(const json& j, T& out) const {
@@ -371,6 +391,11 @@ void ConfigReader::get(const std::string& key, T& value, const Range& range) {
             fail_at(r, key, expected + ", each" + range.describe(""), json_text(j));
       }
     }
+    if (detail::largest_magnitude(parsed) > kMaxConfigMagnitude)
+      fail_at(r, key,
+              (std::is_floating_point_v<T> ? std::string("a number") : expected) +
+                  " of magnitude at most 1e15",
+              json_text(j));
     value = std::move(parsed);
   }
   if constexpr (std::is_same_v<T, Eigen::Vector3d> || std::is_same_v<T, Eigen::Vector2d>) {
