@@ -202,7 +202,7 @@ std::string json_text(const json& j) {
   while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // UTF-8
   const std::string size = j.is_array()    ? counted(j.size(), "item", "items")
                            : j.is_object() ? counted(j.size(), "key", "keys")
-                                           : counted(text.size(), "character", "characters");
+                                           : counted(text.size(), "byte", "bytes");
   return text.substr(0, cut) + "... (" + size + " in all)";
 }
 
@@ -517,6 +517,17 @@ void ConfigReader::get_json(const std::string& key, json& value) {
   // An element of a list in it ("scene.tank.vertices.1=[2,0]", "...vertices.1.0=2"), as the
   // typed lists take them.
   if (has_element_overrides(key)) value = with_element_overrides(key, std::move(value), r);
+  // The typed values' bound (kMaxConfigMagnitude) holds here too: a velocity of 1e308 in a
+  // free-form list failed in the run.
+  const std::function<double(const json&)> largest = [&](const json& j) {
+    double m = 0;
+    if (j.is_number_float()) m = std::abs(j.get<double>());
+    if (j.is_structured())
+      for (const auto& e : j) m = std::max(m, largest(e));
+    return m;
+  };
+  if (largest(value) > kMaxConfigMagnitude)
+    fail_at(r, key, "values of magnitude at most 1e15", json_text(value));
   record(key, value);
 }
 

@@ -18,8 +18,6 @@ const std::vector<std::pair<std::string, std::optional<io::ExportFormat>>>& form
   return names;
 }
 
-/// A list of names: a JSON list of strings, or "a,b" from --set. (ConfigReader::get does not
-/// compile for std::vector<std::string> yet: its range check casts every element to double.)
 /// The first name in `names` that an earlier one repeats, "" for none.
 std::string first_repeated(const std::vector<std::string>& names) {
   std::set<std::string> seen;
@@ -28,6 +26,8 @@ std::string first_repeated(const std::vector<std::string>& names) {
   return "";
 }
 
+/// A list of names: a JSON list of strings, or "a,b" from --set. (ConfigReader::get does not
+/// compile for std::vector<std::string> yet: its range check casts every element to double.)
 void get_names(ConfigReader& r, const std::string& key, std::vector<std::string>& names) {
   json j = names;
   r.get_json(key, j);

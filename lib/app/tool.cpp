@@ -64,7 +64,7 @@ std::string sized(const std::filesystem::path& file) {
 std::string committed_line(const std::vector<std::filesystem::path>& files, double seconds,
                            bool ok) {
   // A file rewritten in one run (a features cache made again) is named once, however spelt; one
-  // removed since (mesh-export takes back a point cache whose mesh failed) is not named at all.
+  // removed since is not named at all.
   std::vector<std::filesystem::path> unique;
   for (const auto& f : files) {
     std::error_code ec;

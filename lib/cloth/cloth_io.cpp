@@ -916,6 +916,7 @@ learn::TrainResult resume_from(const app::Context& ctx, const ClothConfig& confi
 void run_train(app::Context& ctx, const ClothConfig& config) {
   const auto inputs = ctx.inputs();
   if (inputs.empty()) throw UsageError("-i/--input: give the target cache(s) from simulate");
+  const auto out = ctx.output();  // its directory checked before the inputs are read
   const int f = config.dsds_factor;
   const std::vector<TrainingRun> seqs = read_training_runs(inputs, f);
   const RunSplit split = split_runs(ctx, config, seqs.size());
@@ -951,7 +952,6 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
     return learn::Dataset{std::move(all.x), std::move(all.y)};
   };
   const learn::Dataset train = dataset(train_parts), test = dataset(test_parts);
-  const auto out = ctx.output();
   spdlog::info("{} training pairs from {}, {} test pairs from {}", train.size(),
                app::counted(model.train_sequences.size(), "sequence", "sequences"), test.size(),
                app::counted(model.test_sequences.size(), "sequence", "sequences"));

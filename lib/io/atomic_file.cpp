@@ -60,12 +60,18 @@ void rename_into_place(Held& h) {
   note_committed(h.path);
 }
 
-/// Renames `files` in order, erasing each one renamed; at a failure the rest stay in `files`.
+/// Renames `files` in order. At a failure the files not yet tried stay in `files`; the one that
+/// failed leaves with its temporary removed (a retry would fail on the missing file and sink a
+/// run that had caught the first failure, as wave-edit does for its features cache).
 void rename_all(std::vector<Held>& files) {
-  while (!files.empty()) {
-    rename_into_place(files.front());
-    files.erase(files.begin());
+  std::size_t tried = 0;
+  try {
+    while (tried < files.size()) rename_into_place(files[tried++]);
+  } catch (...) {
+    files.erase(files.begin(), files.begin() + static_cast<std::ptrdiff_t>(tried));
+    throw;
   }
+  files.clear();
 }
 
 }  // namespace
@@ -116,6 +122,10 @@ void put_in_place(const std::filesystem::path& tmp, const std::filesystem::path&
     HeldFiles& h = held_files();
     const std::lock_guard lock(h.mutex);
     if (h.innermost) {
+      // The same file finished again: its temporary is this one now (the same name), and the
+      // earlier entry would rename it twice.
+      for (auto& [scope, held] : h.files)
+        std::erase_if(held, [&](const Held& f) { return f.tmp == tmp; });
       h.files[h.innermost].push_back(std::move(file));
       return;
     }

@@ -591,3 +591,35 @@ TEST_CASE("same_file: relative names of a file not yet written compare equal") {
   CHECK_FALSE(same_file("y.h5", "z.h5"));
   CHECK_FALSE(same_file("y.h5", "sub/y.h5"));
 }
+
+TEST_CASE("held commits: a rename that failed and was caught is not tried again") {
+  // wave-edit stores its features cache with commit_held_files and goes on when that fails;
+  // the failed file stayed held, and the run's own commit failed on its missing temporary.
+  TempDir dir;
+  std::filesystem::create_directories(dir / "blocked");
+  HeldCommits held;
+  {
+    AtomicFile f(dir / "blocked" / "x.txt");
+    f.write("x");
+    f.commit();
+  }
+  // The target turns into a directory after the file was finished: its rename fails.
+  std::filesystem::remove(dir / "blocked" / "x.txt");
+  std::filesystem::create_directories(dir / "blocked" / "x.txt" / "inside");
+  CHECK_THROWS_AS(commit_held_files(), IoError);
+  {
+    AtomicFile g(dir / "y.txt");
+    g.write("y");
+    g.commit();
+  }
+  // The same file finished twice in one scope is renamed once, with its last content (the
+  // earlier entry renamed the same temporary, then failed on it).
+  for (const char* text : {"1", "2"}) {
+    AtomicFile twice(dir / "z.txt");
+    twice.write(text);
+    twice.commit();
+  }
+  held.commit();
+  CHECK(test::file_bytes(dir / "y.txt") == "y");
+  CHECK(test::file_bytes(dir / "z.txt") == "2");
+}
