@@ -41,17 +41,22 @@ struct LoadedSequence {
 };
 
 /// The sequence `name`, which the config key `key` chose ("target_sequence").
+/// Throws IoError unless the cache has the sequence `name`, which the config's `key` names.
+void require_sequence(const io::CacheReader& cache, const std::string& name,
+                      const std::string& key) {
+  const auto names = cache.sequence_names();
+  if (std::find(names.begin(), names.end(), name) != names.end()) return;
+  std::string have;
+  for (const auto& n : names) have += (have.empty() ? "" : ", ") + n;
+  throw IoError(cache.path().string() + ": /sequences/" + name +
+                ": no such sequence (the cache has " + (have.empty() ? std::string("none") : have) +
+                "); the config's /" + key + " names the sequence to read");
+}
+
 LoadedSequence load_sequence(const io::CacheReader& cache, const std::string& name,
                              const std::string& key) {
   const std::string file = cache.path().string();
-  const auto names = cache.sequence_names();
-  if (std::find(names.begin(), names.end(), name) == names.end()) {
-    std::string have;
-    for (const auto& n : names) have += (have.empty() ? "" : ", ") + n;
-    throw IoError(file + ": /sequences/" + name + ": no such sequence (the cache has " +
-                  (have.empty() ? std::string("none") : have) + "); the config's /" + key +
-                  " names the sequence to read");
-  }
+  require_sequence(cache, name, key);
   const io::SequenceReader s = cache.sequence(name);
   LoadedSequence out;
   out.file = file;
@@ -673,6 +678,10 @@ void run_apply(app::Context& ctx) {
   for (const auto& in : ctx.inputs()) {
     io::CacheReader cache(in);
     const bool springs = cache.exists("/springs/ks");
+    // An animation cache without the sequence the config names: said as fit says it, naming the
+    // key (it said "neither an animation cache nor a springs cache").
+    if (!springs && !cache.sequence_names().empty())
+      require_sequence(cache, c.target_sequence, "target_sequence");
     // A file of neither kind (a cloth model, a wave's features) was called an animation cache.
     if (!springs && !cache.exists("/sequences/" + c.target_sequence))
       throw IoError(in.string() + ": neither an animation cache (no /sequences/" +

@@ -168,6 +168,15 @@ TEST_CASE("spring-fit: simulate, fit on two motions, apply on a held-out one") {
                   (dir / "springs.h5").string() + " -o " + (dir / "shake.h5").string());
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("is also an input, which it would overwrite") != std::string::npos);
+  // An animation cache without the sequence the config names: the key is named, as fit does.
+  r = run_command(kSpringFit + " apply -q -i " + (dir / "shake.h5").string() + " -i " +
+                  (dir / "springs.h5").string() + " --set target_sequence=abc -o " +
+                  (dir / "abc.h5").string());
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("shake.h5: /sequences/abc: no such sequence (the cache has ") !=
+        std::string::npos);
+  CHECK(r.err.find("the config's /target_sequence names the sequence to read") !=
+        std::string::npos);
   CHECK(datadyn::io::CacheReader(dir / "shake.h5").sequence_names().size() == 3);
 }
 
