@@ -402,10 +402,14 @@ json ConfigReader::with_element_overrides(const std::string& key, json list, Raw
     json* element = &list;
     std::string at = p;
     for (const std::string& index : *indices) {
-      if (!element->is_array() || index.size() > 9 || std::stoul(index) >= element->size())
+      if (!element->is_array())
+        throw ConfigError(
+            ConfigError::FreeText{}, o.origin, o.pointer,
+            at + " is " + json_text(*element) + ", not a list: it has no element " + index);
+      if (index.size() > 9 || std::stoul(index) >= element->size())
         throw ConfigError(ConfigError::FreeText{}, o.origin, o.pointer,
                           "index " + index + " is past the end of " + at + ", a list of " +
-                              std::to_string(element->is_array() ? element->size() : 0) +
+                              std::to_string(element->size()) +
                               "; --set changes elements of a list, it cannot add one (give the "
                               "list in the config file)");
       element = &(*element)[std::stoul(index)];
@@ -452,6 +456,21 @@ void ConfigReader::fail(const std::string& key, const std::string& expected,
                                         : "nothing";
   }
   fail_at(r, key, expected, got);
+}
+
+void ConfigReader::fail_order(const std::string& low, const std::string& high, bool strict,
+                              const std::string& qualifier) const {
+  // Blame the key the config gave: a --set min_corner above the default max_corner is the
+  // min_corner's fault, not the max_corner's.
+  const bool on_low = has(low) && !has(high);
+  const std::string& other = on_low ? high : low;
+  const json::json_pointer other_at(pointer_ + "/" + other);
+  const std::string other_value =
+      state_->resolved.contains(other_at) ? " (" + json_text(state_->resolved[other_at]) + ")" : "";
+  const std::string relation =
+      on_low ? (strict ? "below " : "not above ") : (strict ? "above " : "not below ");
+  fail(on_low ? low : high, "a value " + relation + other + other_value + qualifier,
+       {dotted(other)});
 }
 
 std::filesystem::path ConfigReader::resolve_file(const std::string& key,

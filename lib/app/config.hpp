@@ -148,9 +148,11 @@ class ConfigReader {
   ConfigReader child(const std::string& key);
   /// Reads a list of objects: when present it replaces `items` (each element starts from
   /// `prototype` and is read by `read`); when absent each default element is read to record it.
+  /// A list longer than `max_items` fails before any element is read.
   template <class T>
   void get_list(const std::string& key, std::vector<T>& items, const T& prototype,
-                const std::function<void(ConfigReader&, T&)>& read);
+                const std::function<void(ConfigReader&, T&)>& read,
+                std::size_t max_items = static_cast<std::size_t>(-1));
 
   /// Checks that every key in the document and every --set was used; throws ConfigError naming
   /// the first unknown one and the nearest known key. Call once after reading everything.
@@ -174,6 +176,12 @@ class ConfigReader {
   /// message then names each --set that gave one of them, or key, as the value's origin.
   [[noreturn]] void fail(const std::string& key, const std::string& expected,
                          const std::vector<std::string>& depends_on = {}) const;
+  /// For a failed check that `low` < `high` (<= unless strict), two keys of this object already
+  /// read: fails on `low` when only it was given, else on `high`, naming the other key and its
+  /// value ("expected a value above min_corner ([0,0,0]) on every axis"; `qualifier` is
+  /// " on every axis").
+  [[noreturn]] void fail_order(const std::string& low, const std::string& high, bool strict = true,
+                               const std::string& qualifier = "") const;
 
  private:
   ConfigReader(std::shared_ptr<detail::ConfigState> state, std::string pointer)
@@ -442,7 +450,8 @@ void ConfigReader::get_enum(const std::string& key, E& value,
 
 template <class T>
 void ConfigReader::get_list(const std::string& key, std::vector<T>& items, const T& prototype,
-                            const std::function<void(ConfigReader&, T&)>& read) {
+                            const std::function<void(ConfigReader&, T&)>& read,
+                            std::size_t max_items) {
   const Raw r = raw(key);
   if (r.override) {
     // `--set key=[]` empties the list (no examples, no fixed slices); an element is set by its
@@ -459,6 +468,10 @@ void ConfigReader::get_list(const std::string& key, std::vector<T>& items, const
   }
   if (r.value) {
     if (!r.value->is_array()) fail_at(r, key, "a list of objects", json_text(*r.value));
+    // Before the elements: reading 10^5 of them took seconds before the length was checked.
+    if (r.value->size() > max_items)
+      fail_at(r, key, "a list of at most " + std::to_string(max_items) + " objects",
+              json_text(*r.value));
     items.assign(r.value->size(), prototype);
   }
   record(key, json::array());

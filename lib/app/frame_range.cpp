@@ -82,16 +82,4 @@ std::vector<std::int64_t> frames_within(std::int64_t count,
   return all;
 }
 
-std::string frame_list_text(const std::vector<std::int64_t>& frames) {
-  std::string text;
-  for (std::size_t i = 0; i < frames.size();) {
-    std::size_t j = i;
-    while (j + 1 < frames.size() && frames[j + 1] == frames[j] + 1) ++j;
-    text += (text.empty() ? "" : ",") + std::to_string(frames[i]);
-    if (j > i) text += "-" + std::to_string(frames[j]);
-    i = j + 1;
-  }
-  return text;
-}
-
 }  // namespace datadyn::app

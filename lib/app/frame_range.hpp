@@ -13,10 +13,6 @@ namespace datadyn::app {
 /// Parses a frame list. Throws UsageError naming the bad part and what was expected.
 std::vector<std::int64_t> parse_frame_range(const std::string& text);
 
-/// Ascending frames as the shortest list of single frames and runs of consecutive ones,
-/// "1-8,15-23,60": what parse_frame_range reads back.
-std::string frame_list_text(const std::vector<std::int64_t>& frames);
-
 /// The frames of a run of `count` frames numbered from 1: all of them, or the `requested` ones
 /// (as parse_frame_range gives them) when each lies in 1..count. Throws UsageError
 /// "--frames: frame F is outside 1-<count>" followed by `context` otherwise.

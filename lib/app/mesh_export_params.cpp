@@ -72,8 +72,7 @@ void read_mesh_export_params(ConfigReader& r, io::MeshExportParams& p) {
     c.get("attribute", p.color.attribute);
     c.get("min", p.color.min);
     c.get("max", p.color.max);
-    if (p.color.max < p.color.min)
-      c.fail("max", "a number >= color.min (" + json_text(p.color.min) + ")", {c.dotted("min")});
+    if (p.color.max < p.color.min) c.fail_order("min", "max", false);
   }
   {
     auto l = r.child("level_set");

@@ -8,8 +8,8 @@
 
 #include <spdlog/spdlog.h>
 
-#include "app/frame_range.hpp"
 #include "core/errors.hpp"
+#include "core/frame_list.hpp"
 #include "core/mesh_topology.hpp"
 #include "flesh/skin_loader_io.hpp"
 #include "flesh/skinned_body.hpp"
@@ -324,8 +324,8 @@ void read_fit_config(ConfigReader& r, FitConfig& c) {
   f.get("ks_max", c.fit.ks_max, spring_range);
   f.get("kd_min", c.fit.kd_min, spring_range);
   f.get("kd_max", c.fit.kd_max, spring_range);
-  if (!(c.fit.ks_max > c.fit.ks_min)) f.fail("ks_max", "a number > ks_min", {f.dotted("ks_min")});
-  if (!(c.fit.kd_max > c.fit.kd_min)) f.fail("kd_max", "a number > kd_min", {f.dotted("kd_min")});
+  if (!(c.fit.ks_max > c.fit.ks_min)) f.fail_order("ks_min", "ks_max");
+  if (!(c.fit.kd_max > c.fit.kd_min)) f.fail_order("kd_min", "kd_max");
   // The search is over two numbers (ln ks, ln kd): 1000 random starts already put about 32 on
   // each axis of the box, and a larger population only multiplies the time per vertex (a
   // population of 2e9 ran out of memory instead of naming the key).
@@ -464,7 +464,7 @@ CutSequences cut_at_teleports(const FitConfig& c, const std::vector<std::filesys
     }
     if (!alone.empty())
       spdlog::warn("{}: {} alone between cuts, left out of the fit: {}", name,
-                   app::counted(alone.size(), "frame", "frames"), app::frame_list_text(alone));
+                   app::counted(alone.size(), "frame", "frames"), frame_list_text(alone));
   }
   if (cut.seqs.empty())
     throw ConfigError(c.origin({"teleport_distance"}), "/teleport_distance",

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "core/errors.hpp"
+#include "core/frame_list.hpp"
 #include "io/atomic_file.hpp"
 #include "io/cache.hpp"
 #include "io/cache_layout.hpp"
@@ -153,24 +154,18 @@ struct Merger {
     return order;
   }
 
-  /// The merged frames as runs of one step: "1-30", or "1-14, 21-30" when some are missing (the
-  /// step is the smallest difference between consecutive frames).
-  static std::string frame_runs(const FrameOrder& order) {
-    const auto& r = order.rows;
-    if (r.empty()) return "none";
-    std::int64_t step = 0;
-    for (std::size_t j = 1; j < r.size(); ++j)
-      step = step == 0 ? r[j].frame - r[j - 1].frame : std::min(step, r[j].frame - r[j - 1].frame);
-    std::string text;
-    std::size_t begin = 0;
-    for (std::size_t j = 1; j <= r.size(); ++j) {
-      if (j < r.size() && r[j].frame - r[j - 1].frame == step) continue;
-      if (!text.empty()) text += ", ";
-      text += std::to_string(r[begin].frame);
-      if (j - 1 > begin) text += "-" + std::to_string(r[j - 1].frame);
-      begin = j;
-    }
-    return text;
+  /// The merged frames' numbers in order.
+  static std::vector<std::int64_t> frame_numbers(const FrameOrder& order) {
+    std::vector<std::int64_t> frames;
+    for (const auto& row : order.rows) frames.push_back(row.frame);
+    return frames;
+  }
+
+  /// Whether frames (ascending) miss some between their first and last: their steps differ.
+  static bool has_gaps(const std::vector<std::int64_t>& frames) {
+    for (std::size_t j = 2; j < frames.size(); ++j)
+      if (frames[j] - frames[j - 1] != frames[1] - frames[0]) return true;
+    return false;
   }
 
   /// Opens `child` in every source that has it.
@@ -338,9 +333,9 @@ struct Merger {
         ++result.sequences;
         result.frames += own->rows.size();
         result.split_sequences += own->inputs_used > 1 ? 1 : 0;
-        if (const std::string runs = frame_runs(*own); runs.find(',') != std::string::npos)
+        if (const auto frames = frame_numbers(*own); has_gaps(frames))
           result.gaps.push_back(path.substr(std::string("/sequences/").size()) + ": frames " +
-                                runs);
+                                frame_list_text(frames));
       }
     }
     const FrameOrder* frames = own ? &*own : frames_of_parent;

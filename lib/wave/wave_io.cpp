@@ -71,16 +71,19 @@ void read_edit_params(app::ConfigReader& r, EditParams& p) {
   s.get("first_z", p.first_z, in_range(-1e6, 1e6));
   r.get("alpha", p.alpha, unit_interval());
   std::vector<int> fixed_slices;
-  r.get_list<FixedSlice>("fixed", p.fixed, FixedSlice{}, [&](ConfigReader& f, FixedSlice& x) {
-    int slice = static_cast<int>(x.slice);
-    f.get("slice", slice, in_range(0, p.slice_count - 1));
-    // A slice fixed twice: the later entry won silently.
-    if (std::find(fixed_slices.begin(), fixed_slices.end(), slice) != fixed_slices.end())
-      f.fail("slice", "a slice no other entry of /fixed names");
-    fixed_slices.push_back(slice);
-    x.slice = static_cast<std::size_t>(slice);
-    f.get("simulation", x.simulation, at_least(-1));
-  });
+  r.get_list<FixedSlice>(
+      "fixed", p.fixed, FixedSlice{},
+      [&](ConfigReader& f, FixedSlice& x) {
+        int slice = static_cast<int>(x.slice);
+        f.get("slice", slice, in_range(0, p.slice_count - 1));
+        // A slice fixed twice: the later entry won silently.
+        if (std::find(fixed_slices.begin(), fixed_slices.end(), slice) != fixed_slices.end())
+          f.fail("slice", "a slice no other entry of /fixed names");
+        fixed_slices.push_back(slice);
+        x.slice = static_cast<std::size_t>(slice);
+        f.get("simulation", x.simulation, at_least(-1));
+      },
+      static_cast<std::size_t>(p.slice_count));  // one entry per slice at most
   r.get_enum("method", p.method,
              {{"optimal", SelectionMethod::Optimal}, {"greedy", SelectionMethod::Greedy}});
   if (p.method == SelectionMethod::Greedy && p.fixed.empty())

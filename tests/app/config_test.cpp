@@ -408,6 +408,59 @@ TEST_CASE("config: a check across keys names the --set that gave one of them") {
                        doctest::Contains("c.json: /fit/ks_max: expected"), ConfigError);
 }
 
+TEST_CASE("config: a list of objects longer than its bound fails before an element is read") {
+  ConfigReader r = ConfigReader::from_json(
+      json::parse(R"({"bodies": [{"alpha": 7}, {"alpha": 7}, {"alpha": 7}]})"), "scene.json");
+  std::vector<Body> bodies;
+  int read_count = 0;
+  const auto read_body = [&](ConfigReader& b, Body& body) {
+    ++read_count;
+    b.get("alpha", body.alpha, unit_interval());
+  };
+  CHECK_THROWS_WITH_AS(r.get_list<Body>("bodies", bodies, Body{}, read_body, 2),
+                       doctest::Contains("scene.json: /bodies: expected a list of at most 2 "
+                                         "objects, got [{\"alpha\":7}"),
+                       ConfigError);
+  CHECK(read_count == 0);
+  // At the bound, the elements are read (and the first one's alpha fails its range).
+  CHECK_THROWS_WITH_AS(r.get_list<Body>("bodies", bodies, Body{}, read_body, 3),
+                       doctest::Contains("/bodies/0/alpha"), ConfigError);
+  CHECK(read_count == 1);
+}
+
+TEST_CASE("config: a failed order of two keys blames the one the config gave") {
+  // A --set min_corner above the default max_corner was reported on max_corner.
+  const auto message = [](const char* doc, std::vector<std::string> sets) {
+    ConfigReader r = ConfigReader::from_json(json::parse(doc), "c.json", sets);
+    std::vector<double> lo{0, 0}, hi{1, 1};
+    r.get("min_corner", lo);
+    r.get("max_corner", hi);
+    try {
+      r.fail_order("min_corner", "max_corner", true, " on every axis");
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no ConfigError)");
+  };
+  CHECK(message("{}", {"min_corner=[5,5]"}) ==
+        "--set min_corner: /min_corner: expected a value below max_corner ([1.0,1.0]) on every "
+        "axis, got \"[5,5]\"");
+  // Both given, or neither: the upper key, with the lower one's origin named too.
+  CHECK(message(R"({"max_corner": [0, 2]})", {"min_corner=[5,5]"}) ==
+        "--set min_corner: /max_corner: expected a value above min_corner ([5.0,5.0]) on every "
+        "axis, got [0,2]");
+  CHECK(message(R"({"max_corner": [0, 2]})", {}) ==
+        "c.json: /max_corner: expected a value above min_corner ([0.0,0.0]) on every axis, got "
+        "[0,2]");
+  ConfigReader r = ConfigReader::from_json(json::parse(R"({"max": 1})"), "c.json");
+  double lo = 2, hi = 0;
+  r.get("min", lo);
+  r.get("max", hi);
+  CHECK_THROWS_WITH_AS(r.fail_order("min", "max", false),
+                       doctest::Contains("/max: expected a value not below min (2.0), got 1"),
+                       ConfigError);
+}
+
 TEST_CASE("config: a --set index past the end of a list says so") {
   // "bodies.1.alpha" with one body was an "unknown key".
   const std::string m = error_of("{}", {"bodies.1.alpha=0.5"});
@@ -463,6 +516,10 @@ TEST_CASE("config: --set changes one element of a list of numbers or of points b
       error_of("{}", {"gravity.3=1"})
           .find("--set gravity.3: /gravity/3: index 3 is past the end of /gravity, a list of 3") ==
       0);
+  // An index on a number: it said "index 0 is past the end of /gravity/1, a list of 0".
+  CHECK(error_of("{}", {"gravity.1.0=2"})
+            .find("--set gravity.1.0: /gravity/1/0: /gravity/1 is -9.81, not a list: it has no "
+                  "element 0") == 0);
   CHECK(error_of("{}", {"gravity.1=abc"})
             .find("--set gravity.1: /gravity: expected a list of 3 "
                   "numbers") == 0);

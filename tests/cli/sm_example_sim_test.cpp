@@ -348,6 +348,29 @@ TEST_CASE("sm-example-sim: config errors exit 2 and name the key") {
   r = run_command(kSim + " -c " + (dir / "scene.json").string() + " -o " + (dir / "x.h5").string());
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/bodies/0/examples/0/amount: unknown key") != std::string::npos);
+  // 17 examples, one past the projection's 16; 1,001 planes: refused before their elements are
+  // read (10^5 planes took 5 s to read first). The elements are bad, to show they were not read.
+  {
+    std::ofstream f(dir / "many.json");
+    f << R"({"bodies": [{"examples": [)";
+    for (int i = 0; i < 17; ++i) f << (i ? "," : "") << R"({"type": "none"})";
+    f << "]}]}";
+  }
+  r = run_command(kSim + " -c " + (dir / "many.json").string() + " -o " + (dir / "x.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/bodies/0/examples: expected a list of at most 16 objects, got [") !=
+        std::string::npos);
+  {
+    std::ofstream f(dir / "planes.json");
+    f << R"({"planes": [)";
+    for (int i = 0; i < 1001; ++i) f << (i ? "," : "") << "{\"restitution\": 7}";
+    f << "]}";
+  }
+  r = run_command(kSim + " -c " + (dir / "planes.json").string() + " -o " +
+                  (dir / "x.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/planes: expected a list of at most 1000 objects, got [") != std::string::npos);
+  CHECK(r.err.find("(1001 items in all)") != std::string::npos);
   // Two identical examples without a ridge: no regularisation left, an error naming the body.
   std::ofstream(dir / "twins.json")
       << R"({"bodies": [{"ridge": 0, "examples": [{"type": "twist"}, {"type": "twist"}]}]})";

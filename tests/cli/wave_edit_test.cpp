@@ -255,6 +255,13 @@ TEST_CASE("wave-edit: bad databases and bad edits are clear errors that write no
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/fixed/1/slice: expected a slice no other entry of /fixed names, got") !=
         std::string::npos);
+  // More entries than slices: refused before any entry is read (10^5 took 3 s first).
+  std::ofstream(dir / "six.json") << config(
+      R"(, "fixed": [{"slice": 0}, {"slice": 1}, {"slice": 2}, {"slice": 3}, {"slice": 4},
+                    {"slice": -1}])");
+  r = edit("six.json", "", "z.h5");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/fixed: expected a list of at most 5 objects, got [") != std::string::npos);
   r = edit("edit.json", " --set slices.count=9000", "z.h5");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/slices/count: expected an integer in [1, 4096]") != std::string::npos);

@@ -223,7 +223,7 @@ TEST_CASE("cache merge: frames missing between shards are reported, not hidden")
   const MergeResult r = merge_caches({dir / "p1.h5", dir / "p3.h5"}, dir / "m.h5",
                                      [](const std::string& l) { return l; });
   CHECK(r.frames == 8);
-  CHECK(r.gaps == std::vector<std::string>{"a: frames 1-2, 5-6", "b: frames 1-2, 5-6"});
+  CHECK(r.gaps == std::vector<std::string>{"a: frames 1-2,5-6", "b: frames 1-2,5-6"});
 }
 
 TEST_CASE("cache merge: an output that is not a regular file is refused before any work") {
