@@ -151,6 +151,7 @@ io::MeshExportParams mesh_export_params(Context& ctx, const MeshExportFlags& fla
     return origins(keys);
   };
   provenance = ctx.provenance();
+  provenance.command_line = unsharded_command_line(provenance.command_line);
   provenance.config_json = json_dump(config);
   return params;
 }

@@ -136,7 +136,7 @@ std::vector<std::string> reproducible_args(const std::vector<std::string>& args)
         skip = true;
       }
     }
-    if (!skip) out.push_back(a);
+    if (!skip) out.push_back(i == 0 ? std::filesystem::path(a).filename().string() : a);
   }
   return out;
 }
@@ -170,15 +170,30 @@ std::vector<std::string> shell_split(const std::string& line) {
   return words;
 }
 
+namespace {
+std::vector<std::string> words_without_shard(const std::string& command_line) {
+  const std::vector<std::string> words = shell_split(command_line);
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    if (words[i] == "--shard")
+      ++i;
+    else if (words[i].rfind("--shard=", 0) != 0)
+      out.push_back(words[i]);
+  }
+  return out;
+}
+}  // namespace
+
+std::string unsharded_command_line(const std::string& command_line) {
+  return shell_quote(words_without_shard(command_line));
+}
+
 std::string merged_command_line(const std::string& shard_command_line, const std::string& output) {
-  const std::vector<std::string> words = shell_split(shard_command_line);
+  const std::vector<std::string> words = words_without_shard(shard_command_line);
   std::vector<std::string> out;
   for (std::size_t i = 0; i < words.size(); ++i) {
     const std::string& w = words[i];
-    if (w == "--shard") {
-      ++i;
-    } else if (w.rfind("--shard=", 0) == 0) {
-    } else if ((w == "-o" || w == "--output") && i + 1 < words.size()) {
+    if ((w == "-o" || w == "--output") && i + 1 < words.size()) {
       out.push_back(w);
       out.push_back(output);
       ++i;

@@ -180,7 +180,7 @@ std::string shell_quote(const std::vector<std::string>& args);
 
 /// argv without the flags that by contract cannot change an output (--threads, -v, -q,
 /// --log-level, --log-format), so the recorded command line, and with it the output's bytes, is
-/// the same for any thread count.
+/// the same for any thread count; the program by its file name, not the path it was run by.
 std::vector<std::string> reproducible_args(const std::vector<std::string>& args);
 
 /// The words of a line made by shell_quote (plain words, '...' quoting, \' escapes).
@@ -192,6 +192,10 @@ std::vector<std::string> shell_split(const std::string& line);
 /// Sizes are read from the files; a file that is gone is left out.
 std::string committed_line(const std::vector<std::filesystem::path>& files, double seconds,
                            bool ok);
+
+/// A recorded command line without `--shard K/N`: what mesh files record, so that a frame's file
+/// is the same bytes whichever shard wrote it (a cache keeps the flag for dd-cache merge).
+std::string unsharded_command_line(const std::string& command_line);
 
 /// The command line a cache merged from shards records: a shard's recorded line without
 /// `--shard K/N` and with its output (`-o`, `--output`) replaced by `output` - the line the

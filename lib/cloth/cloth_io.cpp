@@ -539,7 +539,8 @@ void read_cloth_config(app::ConfigReader& r, ClothConfig& c) {
   u.get("colliders", c.upscale_colliders);
   u.get("self_collision", c.upscale_self_collision);
   auto e = r.child("evaluate");
-  e.get("timing_frames", c.timing_frames, at_least(1));
+  // 0: no timings, so that the report is the same bytes on any machine and thread count.
+  e.get("timing_frames", c.timing_frames, at_least(0));
 }
 
 std::vector<ClothParams> expand_runs(const ClothConfig& c) {
@@ -1344,6 +1345,7 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
   };
   double target_rough = 0.0, target_frames = 0.0, target_layers = 0.0, target_inside = 0.0;
   std::vector<std::vector<Acc>> acc(models.size(), std::vector<Acc>(methods.size()));
+  const bool timed = config.timing_frames > 0;
   for (const auto& name : names) {
     const auto seq = cache.sequence(name);
     const ClothParams target = params_of(seq, inputs[0].string());
@@ -1352,14 +1354,15 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
     target_layers += layer_crossings(truth, target);
     target_inside += collider_penetrations(truth, target);
     target_frames += static_cast<double>(truth.size());
+    json row = {{"sequence", name}, {"particles", target.nx * target.ny}};
     // Time the target simulation itself over the first frames (table 7/8's P-ADMM column).
-    ClothParams timed = target;
-    timed.frames = std::min<int>(config.timing_frames + 1, static_cast<int>(truth.size()));
     double target_ms = 0.0;
-    simulate_frames(timed, name, &target_ms);
-    json row = {{"sequence", name},
-                {"target_ms_per_frame", target_ms},
-                {"particles", target.nx * target.ny}};
+    if (timed) {
+      ClothParams first_frames = target;
+      first_frames.frames = std::min<int>(config.timing_frames + 1, static_cast<int>(truth.size()));
+      simulate_frames(first_frames, name, &target_ms);
+      row["target_ms_per_frame"] = target_ms;
+    }
     for (std::size_t m = 0; m < models.size(); ++m) {
       const UpscaleModel& model = models[m].second;
       if (!has_miniature(target, model.factor)) {
@@ -1400,7 +1403,7 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
         if (m == 0) {
           row[methods[k] + "_error"] = sum / count;
           row[methods[k] + "_dsds_error"] = dsum / dcount;
-          row[methods[k] + "_ms_per_frame"] = mini_ms + up_ms;
+          if (timed) row[methods[k] + "_ms_per_frame"] = mini_ms + up_ms;
         }
         progress.tick(1);
       }
@@ -1420,8 +1423,8 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
               {"train_miniature", model.miniature},
               {"best_epoch", model.best_epoch},
               {"error", a.count > 0 ? a.err / a.count : std::nan("")},
-              {"dsds_error", a.dsds_count > 0 ? a.dsds_err / a.dsds_count : std::nan("")},
-              {"ms_per_frame", a.frames > 0 ? a.ms / a.frames : std::nan("")}};
+              {"dsds_error", a.dsds_count > 0 ? a.dsds_err / a.dsds_count : std::nan("")}};
+    if (timed) r["ms_per_frame"] = a.frames > 0 ? a.ms / a.frames : std::nan("");
     if (model.best_epoch > 0 &&
         static_cast<std::size_t>(model.best_epoch) <= model.history.size()) {
       r["train_loss"] = model.history[static_cast<std::size_t>(model.best_epoch) - 1].train_loss;
@@ -1430,16 +1433,16 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
     per_model.push_back(r);
   }
   // Table 6: the interpolations of the first model's miniature, then every network of that factor.
-  auto method_row = [](const std::string& method, const Acc& a) {
-    return json{
-        {"method", method},
-        {"error", a.count > 0 ? a.err / a.count : std::nan("")},
-        {"dsds_error", a.dsds_count > 0 ? a.dsds_err / a.dsds_count : std::nan("")},
-        {"roughness", a.frames > 0 ? a.rough / a.frames : std::nan("")},
-        {"layer_crossings_per_frame", a.frames > 0 ? a.layers / a.frames : std::nan("")},
-        {"collider_penetrations_per_frame", a.frames > 0 ? a.inside / a.frames : std::nan("")},
-        {"pin_drift", a.frames > 0 ? a.pin_drift : std::nan("")},
-        {"ms_per_frame", a.frames > 0 ? a.ms / a.frames : std::nan("")}};
+  auto method_row = [timed](const std::string& method, const Acc& a) {
+    json row{{"method", method},
+             {"error", a.count > 0 ? a.err / a.count : std::nan("")},
+             {"dsds_error", a.dsds_count > 0 ? a.dsds_err / a.dsds_count : std::nan("")},
+             {"roughness", a.frames > 0 ? a.rough / a.frames : std::nan("")},
+             {"layer_crossings_per_frame", a.frames > 0 ? a.layers / a.frames : std::nan("")},
+             {"collider_penetrations_per_frame", a.frames > 0 ? a.inside / a.frames : std::nan("")},
+             {"pin_drift", a.frames > 0 ? a.pin_drift : std::nan("")}};
+    if (timed) row["ms_per_frame"] = a.frames > 0 ? a.ms / a.frames : std::nan("");
+    return row;
   };
   for (std::size_t k = 0; k + 1 < methods.size(); ++k)
     per_method.push_back(method_row(methods[k], acc[0][k]));

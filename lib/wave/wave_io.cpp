@@ -524,7 +524,12 @@ WaveFeatures obtain_features(const io::CacheReader& cache, const Database& db,
     if (run.dry_run) {
       io::check_writable_directory(features_path);
     } else {
-      store_features(features_path, features, key, run.provenance);
+      // What made them is the database and the feature parameters (the key), not the edit that
+      // happened to compute them first: racing shards and later edits write the same bytes.
+      io::Provenance provenance = run.provenance;
+      provenance.command_line.clear();
+      provenance.config_json = app::json_dump(key);
+      store_features(features_path, features, key, provenance);
       io::commit_held_files();  // a cache of the database's, kept whatever the edit does
       spdlog::info("features stored in {}", features_path.string());
     }

@@ -51,6 +51,10 @@ TEST_CASE("reproducible_args: threads and logging flags are left out of the prov
   // Clusters of -q and -v: "-qv" was kept, so its bytes differed from "-q -v".
   CHECK(reproducible_args(V{"t", "-qv", "-vq", "-o", "x.h5"}) == V{"t", "-o", "x.h5"});
   CHECK(reproducible_args(V{"t", "-o", "-q.h5"}) == V{"t", "-o", "-q.h5"});
+  // The program by name: the path it was run by (an install or build directory) is not the
+  // output's, and a shard run by path merged with one run from PATH depended on -i order.
+  CHECK(reproducible_args(V{"/opt/datadyn/bin/t", "-o", "/x/y.h5"}) == V{"t", "-o", "/x/y.h5"});
+  CHECK(reproducible_args(V{"./t"}) == V{"t"});
 }
 
 TEST_CASE("shell_split and merged_command_line: a shard's line becomes the single run's") {
@@ -66,6 +70,10 @@ TEST_CASE("shell_split and merged_command_line: a shard's line becomes the singl
   CHECK(merged_command_line("sim --output 'my part.h5'", "my all.h5") ==
         "sim --output 'my all.h5'");
   CHECK(merged_command_line("sim -opart.h5 --shard 1/2", "all.h5") == "sim -oall.h5");
+  // Mesh files keep their output and lose the shard only.
+  CHECK(unsharded_command_line("mesh-export -i s.h5 --shard 2/3 -o 'f ####.obj'") ==
+        "mesh-export -i s.h5 -o 'f ####.obj'");
+  CHECK(unsharded_command_line("mesh-export --shard=1/2 -i s.h5") == "mesh-export -i s.h5");
 }
 
 TEST_CASE("committed_line: what a run wrote, with sizes and the time taken") {

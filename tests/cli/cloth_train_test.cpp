@@ -315,6 +315,24 @@ TEST_CASE("cloth-train: simulate, train, upscale and evaluate chain through thei
   CHECK(std::filesystem::exists(dir / "eval.md"));
   CHECK(std::filesystem::exists(dir / "eval.loss.svg"));
   CHECK(r.err.find("held no sequence out") == std::string::npos);  // 1 of 3 runs was held out
+  CHECK(report["against_target"][0].contains("target_ms_per_frame"));
+  // Without timings the report is the same bytes for any thread count (the times per frame made
+  // every report differ), and names no time.
+  for (const char* threads : {"1", "2"}) {
+    const auto run_dir = dir / (std::string("threads") + threads);
+    std::filesystem::create_directories(run_dir);
+    REQUIRE(run_command("cd " + run_dir.string() + " && " + kTool + " evaluate" + kSmall +
+                        " --set evaluate.timing_frames=0 --threads " + threads + " -i " + t +
+                        " -i " + m + " -o quiet")
+                .exit_code == 0);
+  }
+  for (const char* ext : {".json", ".md"}) {
+    CAPTURE(ext);
+    const std::string a = file_bytes(dir / "threads1" / (std::string("quiet") + ext));
+    CHECK(a == file_bytes(dir / "threads2" / (std::string("quiet") + ext)));
+    CHECK(a.find("ms_per_frame") == std::string::npos);
+    CHECK(a.find("speedup") == std::string::npos);
+  }
 
   // A model that held nothing out (one run, the built-in default) is evaluated on what it saw,
   // and the warning says so rather than that its test runs are missing.

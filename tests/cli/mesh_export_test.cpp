@@ -375,6 +375,17 @@ TEST_CASE("mesh-export: shards write disjoint frames that together cover the seq
     names.push_back(e.path().filename().string());
   std::sort(names.begin(), names.end());
   CHECK(names == std::vector<std::string>{"c.0001.ply", "c.0002.ply", "c.0003.ply", "c.0004.ply"});
+  // Each frame's file is the single run's, bytes and all: the files recorded "--shard K/N" in
+  // their command line, so a farm's frames never matched one machine's.
+  std::map<std::string, std::string> sharded;
+  for (const auto& name : names) sharded[name] = datadyn::test::file_bytes(s.out / name);
+  std::filesystem::remove_all(s.out);
+  std::filesystem::create_directories(s.out);
+  REQUIRE(s.run("-q --sequence cloth" + s.o("c.####.ply")).exit_code == 0);
+  for (const auto& name : names) {
+    CAPTURE(name);
+    CHECK(datadyn::test::file_bytes(s.out / name) == sharded[name]);
+  }
   // Without a frame token the whole export's frames decide the numbering, as in a single run:
   // a shard of one frame wrote the bare name, and every such shard replaced the last one's file.
   std::filesystem::remove_all(s.out);

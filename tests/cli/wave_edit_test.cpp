@@ -200,6 +200,14 @@ TEST_CASE("wave-edit: shards of the frames merge into the single run's cache") {
   const std::string args = " -q -i ../db.h5 -c ../edit.json";
   // The database's features are computed once (by the single run) and reused by the shards.
   REQUIRE(run_command(env + "cd single && " + kTool + args + " -o surface.h5").exit_code == 0);
+  // A shard that computes them writes the same bytes as the single run did: they recorded the
+  // command line and config of whichever edit came first.
+  const std::string features = datadyn::test::file_bytes(dir / "db.features.h5");
+  std::filesystem::remove(dir / "db.features.h5");
+  REQUIRE(
+      run_command(env + "cd merged && " + kTool + args + " --set alpha=0.5 --shard 1/3 -o part1.h5")
+          .exit_code == 0);
+  CHECK(datadyn::test::file_bytes(dir / "db.features.h5") == features);
   for (int k = 1; k <= 3; ++k) {
     const auto r = run_command(env + "cd merged && " + kTool + args + " --shard " +
                                std::to_string(k) + "/3 -o part" + std::to_string(k) + ".h5");
