@@ -7,6 +7,7 @@
 #include <cstring>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "core/errors.hpp"
 #include "core/frame_list.hpp"
@@ -61,6 +62,7 @@ struct Merger {
   std::string out_name;
   MergeResult result;
   std::function<void()> interrupted;
+  std::vector<std::set<haddr_t>> visited;  // per input: the groups merged so far
 
   void poll() const {
     if (interrupted) interrupted();
@@ -82,6 +84,7 @@ struct Merger {
   /// Raw content of a dataset in its file type.
   std::vector<unsigned char> read_raw(hid_t ds, const std::string& where) const {
     const h5::ReadScope reading(where);
+    h5::check_fully_written(ds, where);
     Handle type(H5Dget_type(ds), H5Tclose);
     Handle space(H5Dget_space(ds), H5Sclose);
     const hssize_t n = H5Sget_simple_extent_npoints(space.get());
@@ -338,6 +341,17 @@ struct Merger {
                                 frame_list_text(frames));
       }
     }
+    // A cache links each group once; a hard link back to a group above made the merge copy
+    // the loop until the disk or the memory ran out.
+    for (const auto& s : sources) {
+      H5O_info_t info;
+      h5::check_status(H5Oget_info2(s.id, &info, H5O_INFO_BASIC),
+                       name(s.input) + ": " + path + ": cannot read");
+      if (!visited[s.input].insert(info.addr).second)
+        throw IoError(name(s.input) + ": " + path +
+                      ": a second link to a group already merged (a link back to a group above "
+                      "it?); a cache links each group once");
+    }
     const FrameOrder* frames = own ? &*own : frames_of_parent;
     const bool sequence_scope = in_sequence || is_sequence;
     if (path != "/") merge_attributes(sources, to, path);
@@ -365,10 +379,9 @@ struct Merger {
       if (datasets.empty()) continue;
       if (sequence_scope && frames) {
         const bool row_array = own && (child == "time" || child == "frame");
-        bool per_frame = false;
-        if (H5Aexists(datasets[0].id, "per_frame") > 0)
-          per_frame = std::get<std::int64_t>(
-                          h5::read_attribute(datasets[0].id, "per_frame", child_path)) == 1;
+        // The attribute's presence marks a per-frame array, as the cache reader takes it (its
+        // value was read as an integer, and a string there failed as "wrong index for variant").
+        const bool per_frame = H5Aexists(datasets[0].id, "per_frame") > 0;
         if (row_array) {
           merge_frame_rows(datasets, to, child, child_path, *frames, true);
         } else if (per_frame) {
@@ -400,6 +413,7 @@ MergeResult merge_caches(const std::vector<std::filesystem::path>& inputs,
   m.interrupted = interrupted;
   m.inputs = inputs;
   m.out_name = output.string();
+  m.visited.resize(inputs.size());
   std::vector<Provenance> provenance;
   for (const auto& in : inputs) {
     // Validates the format and every sequence's shapes, naming file and dataset.

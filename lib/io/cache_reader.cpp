@@ -1,5 +1,11 @@
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <sstream>
 
 #include "core/errors.hpp"
@@ -51,6 +57,7 @@ Handle open_dataset(hid_t file, const std::string& file_name, const std::string&
                   type_class_name(type.get()));
   }
   info.shape = h5::dataset_shape(ds.get());
+  h5::check_fully_written(ds.get(), file_name + ": " + path);
   return ds;
 }
 
@@ -415,6 +422,32 @@ GridSpec SequenceReader::grid_spec(const std::string& name) const {
 // --------------------------------------------------------------------------------------------
 // CacheReader
 
+namespace {
+
+/// Throws IoError unless `path` opens as a regular file, with the reason in words. HDF5's own
+/// open blocked for ever on a FIFO, and called a file without read permission "not an HDF5 file"
+/// and a loop of symbolic links "no such file".
+void check_cache_file(const std::filesystem::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    throw IoError(path.string() + ": " +
+                  (err == ENOENT  ? std::string("no such file")
+                   : err == ELOOP ? std::string("cannot open: a loop of symbolic links")
+                                  : "cannot open: " + std::string(std::strerror(err))));
+  }
+  struct stat st {};
+  const int stat_result = ::fstat(fd, &st);
+  ::close(fd);
+  if (stat_result != 0) throw IoError(path.string() + ": cannot open: " + std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) throw IoError(path.string() + ": is a directory");
+  if (!S_ISREG(st.st_mode))
+    throw IoError(path.string() +
+                  ": not a regular file (a pipe, socket or device): a cache is read from a file");
+}
+
+}  // namespace
+
 struct CacheReader::Impl {
   std::filesystem::path path;
   std::string file_name;
@@ -428,9 +461,7 @@ CacheReader::CacheReader(std::filesystem::path path) : impl_(std::make_unique<Im
   r.path = std::move(path);
   r.file_name = r.path.string();
   const h5::ReadScope reading(r.file_name);
-  std::error_code ec;
-  if (!std::filesystem::exists(r.path, ec)) throw IoError(r.file_name + ": no such file");
-  if (std::filesystem::is_directory(r.path, ec)) throw IoError(r.file_name + ": is a directory");
+  check_cache_file(r.path);
   if (H5Fis_hdf5(r.file_name.c_str()) <= 0) {
     H5Eclear2(H5E_DEFAULT);
     throw IoError(r.file_name + ": not an HDF5 file (empty, damaged or another format)");

@@ -162,6 +162,7 @@ void read_every_object(hid_t file, const std::string& path, const std::string& f
   if (rank > 0) H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
   const std::size_t element = H5Tget_size(native.get());
   if (std::find(dims.begin(), dims.end(), hsize_t{0}) != dims.end()) return;  // nothing stored
+  h5::check_fully_written(obj.get(), where);
   if (rank <= 0) {
     std::vector<unsigned char> buffer(element);
     h5::check_status(H5Dread(obj.get(), native.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buffer.data()),

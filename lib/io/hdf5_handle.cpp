@@ -408,6 +408,45 @@ Shape dataset_shape(hid_t dataset) {
   return Shape(dims.begin(), dims.end());
 }
 
+void check_fully_written(hid_t dataset, const std::string& where) {
+  const Shape shape = dataset_shape(dataset);
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return;  // nothing to store
+  // Sizes saturate: a damaged shape can overflow 64 bits, and it is then simply too large.
+  const auto times = [](std::uint64_t a, std::uint64_t b) {
+    return b != 0 && a > UINT64_MAX / b ? UINT64_MAX : a * b;
+  };
+  Handle plist(H5Dget_create_plist(dataset), H5Pclose);
+  const H5D_layout_t layout = plist.valid() ? H5Pget_layout(plist.get()) : H5D_LAYOUT_ERROR;
+  std::uint64_t expected = 1, stored = 0;
+  if (layout == H5D_CHUNKED) {
+    // Compressed chunks are smaller than their elements, so their count is what says whether
+    // every element was written.
+    std::vector<hsize_t> chunk(shape.size());
+    hsize_t count = 0;
+    Handle space(H5Dget_space(dataset), H5Sclose);
+    if (H5Pget_chunk(plist.get(), static_cast<int>(chunk.size()), chunk.data()) !=
+            static_cast<int>(chunk.size()) ||
+        !space.valid() || H5Dget_num_chunks(dataset, space.get(), &count) < 0) {
+      H5Eclear2(H5E_DEFAULT);
+      throw IoError(where + ": cannot read how much of it is stored (file damaged?)");
+    }
+    for (std::size_t d = 0; d < shape.size(); ++d)
+      expected = times(expected, (shape[d] + chunk[d] - 1) / std::max<hsize_t>(chunk[d], 1));
+    stored = count;
+  } else if (layout == H5D_CONTIGUOUS) {
+    Handle type(H5Dget_type(dataset), H5Tclose);
+    expected = type.valid() ? H5Tget_size(type.get()) : 1;
+    for (const std::size_t n : shape) expected = times(expected, n);
+    stored = H5Dget_storage_size(dataset);
+  } else {
+    return;  // compact: the elements are in the header, whole or not at all
+  }
+  if (stored < expected)
+    throw IoError(where + ": shape " + shape_string(shape) + ", but " +
+                  (stored == 0 ? "no element of it is stored" : "only part of it is stored") +
+                  " (a damaged shape, or a file cut short)");
+}
+
 }  // namespace datadyn::io::h5
 
 namespace datadyn::io {

@@ -94,6 +94,11 @@ AttributeValue read_attribute(hid_t object, const std::string& name, const std::
 std::vector<std::string> attribute_names(hid_t object, const std::string& where);
 std::vector<std::string> child_names(hid_t group, const std::string& where);
 Shape dataset_shape(hid_t dataset);
+/// Throws IoError naming `where` when a dataset that holds elements has storage for only part of
+/// them (or none): the tools write every element, so its shape was damaged (a flipped bit made
+/// 8 x 36 weights 910,533,066,760 x 36) or the file was cut short. Checked before reading, where
+/// such a shape hung a read of fill values or ran out of memory without naming the dataset.
+void check_fully_written(hid_t dataset, const std::string& where);
 bool link_exists(hid_t file, const std::string& path);
 
 }  // namespace datadyn::io::h5

@@ -101,6 +101,51 @@ TEST_CASE("cache check: damage outside the sequences is found and named") {
   CHECK(m.find("c.h5: /springs/ks: cannot read rows 0-") != std::string::npos);
 }
 
+TEST_CASE("cache check and reads: a shape larger than what is stored is named before a read") {
+  // /springs/ks declared with 2^40 entries and nothing written (a flipped bit in a shape does the
+  // same): check read fill values for ever, and a reader ran out of memory naming nothing.
+  TempDir dir;
+  write_cache(dir / "c.h5");
+  const auto replace_ks = [&](bool write_some) {
+    const hid_t file = H5Fopen((dir / "c.h5").c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    REQUIRE(file >= 0);
+    REQUIRE(H5Ldelete(file, "/springs/ks", H5P_DEFAULT) >= 0);
+    const hsize_t dims = write_some ? 4096 : hsize_t{1} << 40, max = H5S_UNLIMITED, chunk = 1024;
+    const hid_t space = H5Screate_simple(1, &dims, &max);
+    const hid_t plist = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(plist, 1, &chunk);
+    H5Pset_deflate(plist, 4);
+    const hid_t ds =
+        H5Dcreate2(file, "/springs/ks", H5T_IEEE_F64LE, space, H5P_DEFAULT, plist, H5P_DEFAULT);
+    REQUIRE(ds >= 0);
+    if (write_some) {
+      // Every chunk written, compressed to far less than its elements; then the shape grows.
+      const std::vector<double> values(4096, 1.0);
+      REQUIRE(H5Dwrite(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) >= 0);
+      const hsize_t grown = 5000;
+      REQUIRE(H5Dset_extent(ds, &grown) >= 0);
+    }
+    H5Dclose(ds);
+    H5Pclose(plist);
+    H5Sclose(space);
+    H5Fclose(file);
+  };
+  replace_ks(false);
+  const std::string where = (dir / "c.h5").string() + ": /springs/ks: shape ";
+  CHECK(io_error_message([&] { check_cache(dir / "c.h5", {}); }) ==
+        where +
+            "[1099511627776], but no element of it is stored (a damaged shape, or a file cut "
+            "short)");
+  CHECK(io_error_message([&] {
+          (void)CacheReader(dir / "c.h5").read_array<double>("/springs/ks");
+        }) == where +
+                  "[1099511627776], but no element of it is stored (a damaged shape, or a file cut "
+                  "short)");
+  replace_ks(true);
+  CHECK(io_error_message([&] { check_cache(dir / "c.h5", {}); }) ==
+        where + "[5000], but only part of it is stored (a damaged shape, or a file cut short)");
+}
+
 TEST_CASE("cache check: a damaged frame chunk and a NaN are found and named") {
   TempDir dir;
   write_cache(dir / "c.h5");

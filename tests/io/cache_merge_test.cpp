@@ -5,6 +5,7 @@
 #include "io/cache_merge.hpp"
 
 #include <doctest/doctest.h>
+#include <hdf5.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -212,6 +213,56 @@ TEST_CASE("cache merge: an interruption part way leaves neither the output nor a
                   RunError);
   CHECK(calls == 5);
   CHECK(std::filesystem::is_empty(dir / "out"));
+}
+
+TEST_CASE("cache merge: a link cycle or a malformed per_frame mark is named, not followed") {
+  // A hard link back to a group above it: the merge copied the loop until killed (2 GB in 15 s).
+  FixedClock clock;
+  TempDir dir;
+  write_run(dir / "p1.h5", "tool", 1, 3);
+  write_run(dir / "p2.h5", "tool", 4, 6);
+  {
+    const hid_t file = H5Fopen((dir / "p2.h5").c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    REQUIRE(file >= 0);
+    REQUIRE(H5Lcreate_hard(file, "/table", file, "/table/loop", H5P_DEFAULT, H5P_DEFAULT) >= 0);
+    H5Fclose(file);
+  }
+  const auto merge = [&](const std::filesystem::path& second) {
+    return io_error_message([&] {
+      merge_caches({dir / "p1.h5", second}, dir / "m.h5", [](const std::string& l) { return l; });
+    });
+  };
+  CHECK(merge(dir / "p2.h5") == (dir / "p2.h5").string() +
+                                    ": /table/loop: a second link to a group already merged (a "
+                                    "link back to a group above it?); a cache links each group "
+                                    "once");
+  CHECK_FALSE(std::filesystem::exists(dir / "m.h5"));
+  // per_frame as a string: "std::get: wrong index for variant", naming nothing. The mark's
+  // presence is what the cache reader goes by, and the merge now does the same; the shards'
+  // marks then disagree, which names both files.
+  write_run(dir / "p3.h5", "tool", 4, 6);
+  {
+    const hid_t file = H5Fopen((dir / "p3.h5").c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    REQUIRE(file >= 0);
+    const hid_t ds = H5Dopen2(file, "/sequences/a/points/position", H5P_DEFAULT);
+    REQUIRE(H5Adelete(ds, "per_frame") >= 0);
+    const hid_t type = H5Tcopy(H5T_C_S1);
+    H5Tset_size(type, 1);
+    const hid_t space = H5Screate(H5S_SCALAR);
+    const hid_t attr = H5Acreate2(ds, "per_frame", type, space, H5P_DEFAULT, H5P_DEFAULT);
+    REQUIRE(H5Awrite(attr, type, "1") >= 0);
+    H5Aclose(attr);
+    H5Sclose(space);
+    H5Tclose(type);
+    H5Dclose(ds);
+    H5Fclose(file);
+  }
+  CHECK(merge(dir / "p3.h5") ==
+        (dir / "p3.h5").string() +
+            ": /sequences/a/points/position: attribute per_frame = \"1\" "
+            "differs from " +
+            (dir / "p1.h5").string() +
+            "'s 1 (shards of one run agree on everything but their frames)");
 }
 
 TEST_CASE("cache merge: frames missing between shards are reported, not hidden") {

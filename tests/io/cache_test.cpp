@@ -1,6 +1,7 @@
 // Round trips, streaming, validation and atomicity of the datadyn cache (lib/io/cache.hpp).
 
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -470,6 +471,21 @@ TEST_CASE("cache: reader errors name the file and the dataset") {
   SUBCASE("missing file") {
     CHECK(io_error_message([&] { CacheReader r(dir / "nope.h5"); }).find("nope.h5: no such file") !=
           std::string::npos);
+  }
+  SUBCASE("not a regular file, or not one that can be opened") {
+    // A FIFO blocked HDF5's open for ever; a loop of links was "no such file".
+    REQUIRE(::mkfifo((dir / "fifo.h5").c_str(), 0600) == 0);
+    CHECK(io_error_message([&] { CacheReader r(dir / "fifo.h5"); }) ==
+          (dir / "fifo.h5").string() +
+              ": not a regular file (a pipe, socket or device): a cache is read from a file");
+    CHECK(io_error_message([&] { CacheReader r("/dev/null"); }).find("/dev/null: not a regular") ==
+          0);
+    std::filesystem::create_symlink(dir / "b.h5", dir / "a.h5");
+    std::filesystem::create_symlink(dir / "a.h5", dir / "b.h5");
+    CHECK(io_error_message([&] { CacheReader r(dir / "a.h5"); }) ==
+          (dir / "a.h5").string() + ": cannot open: a loop of symbolic links");
+    CHECK(io_error_message([&] { CacheReader r(dir.path()); }) ==
+          dir.path().string() + ": is a directory");
   }
   SUBCASE("not HDF5") {
     std::ofstream(dir / "text.h5") << "hello";
