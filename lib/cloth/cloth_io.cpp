@@ -587,6 +587,13 @@ UpscaleModel read_model(const std::filesystem::path& path) {
   if (sizes.front() != 36 || sizes.back() != 3 * (m.factor + 1) * (m.factor + 1))
     throw IoError(path.string() + ": /model@sizes: expected 36 inputs and 3 (f+1)^2 = " +
                   std::to_string(3 * (m.factor + 1) * (m.factor + 1)) + " outputs");
+  // A NaN weight passed through the ReLUs as a silently different upscaling (exit 0).
+  const auto require_finite = [&](const auto& values, const std::string& dataset) {
+    for (std::size_t i = 0; i < values.size(); ++i)
+      if (!std::isfinite(values[i]))
+        throw IoError(path.string() + ": " + dataset + ": element " + std::to_string(i) +
+                      " is not finite (a damaged model)");
+  };
   Eigen::VectorXf params(learn::Mlp<float>::parameter_count(sizes));
   Eigen::Index o = 0;
   for (std::size_t l = 0; l + 1 < sizes.size(); ++l) {
@@ -600,6 +607,8 @@ UpscaleModel read_model(const std::filesystem::path& path) {
                     std::to_string(sizes[l + 1]) + ", " + std::to_string(sizes[l]) +
                     "] and bias [" + std::to_string(sizes[l + 1]) + "], got " +
                     io::shape_string(w.shape) + " and " + io::shape_string(b.shape));
+    require_finite(w.data, g + "/weight");
+    require_finite(b.data, g + "/bias");
     const Eigen::MatrixXf wm = w.matrix();  // column-major copy: the flat layout of Mlp
     params.segment(o, wm.size()) = Eigen::Map<const Eigen::VectorXf>(wm.data(), wm.size());
     o += wm.size();
@@ -609,10 +618,19 @@ UpscaleModel read_model(const std::filesystem::path& path) {
   }
   m.network = learn::Mlp<float>(sizes, params);
   auto vec = [&](const std::string& name, std::size_t n) {
-    const auto arr = r.read_array<double>("/model/normalisation/" + name);
+    const std::string dataset = "/model/normalisation/" + name;
+    const auto arr = r.read_array<double>(dataset);
     if (arr.size() != n)
-      throw IoError(path.string() + ": /model/normalisation/" + name + ": expected " +
-                    std::to_string(n) + " values, got " + io::shape_string(arr.shape));
+      throw IoError(path.string() + ": " + dataset + ": expected " + std::to_string(n) +
+                    " values, got " + io::shape_string(arr.shape));
+    require_finite(arr.data, dataset);
+    // Training keeps every deviation above zero (learn::Standardizer); 0 divided by zero.
+    if (name.find("std") != std::string::npos)
+      for (std::size_t i = 0; i < n; ++i)
+        if (!(arr.data[i] > 0.0))
+          throw IoError(path.string() + ": " + dataset + ": element " + std::to_string(i) + " is " +
+                        std::to_string(arr.data[i]) +
+                        ", expected a deviation > 0 (a damaged model)");
     return Eigen::VectorXd(
         Eigen::Map<const Eigen::VectorXd>(arr.data.data(), static_cast<Eigen::Index>(n)));
   };

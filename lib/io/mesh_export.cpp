@@ -333,9 +333,10 @@ class FrameSource {
     pp.rasterizer = lp.rasterizer;
     auto r = level_set_from_particles(positions(f), pp);
     if ((r.skipped_small || r.skipped_large) && note)
-      note("/sequences/" + job_.sequence + " frame " + std::to_string(seq_.frames()[f]) + ": " +
-           std::to_string(r.skipped_small + r.skipped_large) +
-           " particles skipped by OpenVDB (radius outside 1.5 to 100 voxels)");
+      note(NoteLevel::Info, "/sequences/" + job_.sequence + " frame " +
+                                std::to_string(seq_.frames()[f]) + ": " +
+                                std::to_string(r.skipped_small + r.skipped_large) +
+                                " particles skipped by OpenVDB (radius outside 1.5 to 100 voxels)");
     return std::move(r.level_set);
   }
 
@@ -507,9 +508,10 @@ void plan_attributes(const MeshExportParams& params, const SequenceReader& seq, 
       job.attributes = params.attributes;
     } else if (!has_room || !cache_vertices) {
       if (note)
-        note(std::string("attributes and colours are not written to ") + fmt +
-             (has_room ? " from a level-set mesh (its vertices are not the cache's)"
-                       : " (the format has no room for them; use ply or usda)"));
+        note(NoteLevel::Warning,
+             std::string("attributes and colours are not written to ") + fmt +
+                 (has_room ? " from a level-set mesh (its vertices are not the cache's)"
+                           : " (the format has no room for them; use ply or usda)"));
     } else {
       for (const auto& a : params.attributes) check_attribute(a, false);
       job.attributes = params.attributes;
@@ -539,8 +541,8 @@ void plan_texture_coordinates(const MeshExportParams& params, const SequenceRead
                                                            : nullptr;
     if (missing) {
       if (note)
-        note(where + "/uv: not written, it has no uv/" + missing + " for the sequence's topology/" +
-             missing);
+        note(NoteLevel::Warning, where + "/uv: not written, it has no uv/" + missing +
+                                     " for the sequence's topology/" + missing);
     } else {
       job.uv = UvSource::Corner;
       if (format == ExportFormat::Ply) {
@@ -557,10 +559,11 @@ void plan_texture_coordinates(const MeshExportParams& params, const SequenceRead
         const auto points = static_cast<Eigen::Index>(seq.point_count());
         const SeamSplit split = split_uv_seams(faces, points);
         if (note && split.seam_vertices > 0)
-          note(where + "/uv: " + std::to_string(split.seam_vertices) +
-               " vertices lie on a seam and PLY holds one texture coordinate per vertex: the " +
-               std::to_string(split.copied.size()) + " copies they need follow the cache's " +
-               std::to_string(points) + " vertices");
+          note(NoteLevel::Info,
+               where + "/uv: " + std::to_string(split.seam_vertices) +
+                   " vertices lie on a seam and PLY holds one texture coordinate per vertex: the " +
+                   std::to_string(split.copied.size()) + " copies they need follow the cache's " +
+                   std::to_string(points) + " vertices");
       }
     }
   } else if (params.uv && source == ExportSource::Mesh && seq.has("points/uv") &&
@@ -569,9 +572,10 @@ void plan_texture_coordinates(const MeshExportParams& params, const SequenceRead
     if (seq.is_per_frame("points/uv") || shape.size() != 2 || shape[1] != 2 ||
         shape[0] != seq.point_count()) {
       if (note)
-        note(where + "/points/uv: not written, expected static texture coordinates [" +
-             std::to_string(seq.point_count()) + ", 2], got " +
-             (seq.is_per_frame("points/uv") ? "per-frame " : "") + shape_string(shape));
+        note(NoteLevel::Warning,
+             where + "/points/uv: not written, expected static texture coordinates [" +
+                 std::to_string(seq.point_count()) + ", 2], got " +
+                 (seq.is_per_frame("points/uv") ? "per-frame " : "") + shape_string(shape));
     } else {
       job.uv = UvSource::Vertex;
     }
@@ -580,21 +584,24 @@ void plan_texture_coordinates(const MeshExportParams& params, const SequenceRead
   if (params.uv && params.uv_projection == UvProjection::Box && note &&
       (source == ExportSource::Grid || source == ExportSource::Particles) &&
       format != ExportFormat::Vdb && format != ExportFormat::Xdmf)
-    note(where +
-         ": uv_projection box: not applied to the mesh of a level set, whose faces change "
-         "every frame (a texture could not stay on them)");
+    note(NoteLevel::Info,
+         where +
+             ": uv_projection box: not applied to the mesh of a level set, whose faces change "
+             "every frame (a texture could not stay on them)");
   // A mesh without them can get them by box projection of its rest pose.
   if (params.uv && params.uv_projection == UvProjection::Box && job.uv == UvSource::None &&
       source == ExportSource::Mesh && format != ExportFormat::Vdb && format != ExportFormat::Xdmf) {
     job.uv = UvSource::Box;
     if (note && format == ExportFormat::Ply)
-      note(where +
-           ": uv_projection box: PLY holds one texture coordinate per vertex, so the vertices "
-           "on the projection's seams are copied after the cache's");
+      note(NoteLevel::Info,
+           where +
+               ": uv_projection box: PLY holds one texture coordinate per vertex, so the vertices "
+               "on the projection's seams are copied after the cache's");
     if (note && !seq.has("rest/position"))
-      note(where +
-           "/rest/position: none; uv_projection box projects the sequence's first "
-           "frame");
+      note(NoteLevel::Info,
+           where +
+               "/rest/position: none; uv_projection box projects the sequence's first "
+               "frame");
   }
 }
 
@@ -651,8 +658,8 @@ void plan_level_set(const MeshExportParams& params, const SequenceReader& seq, E
                               " m, below OpenVDB's smallest voxel size (2e-5 m): set a "
                               "voxel size of at least 2e-5 m, or export a cache in metres");
       if (note)
-        note("/sequences/" + job.sequence + ": level_set.voxel_size = " + size + " m (half " + how +
-             ")");
+        note(NoteLevel::Info, "/sequences/" + job.sequence + ": level_set.voxel_size = " + size +
+                                  " m (half " + how + ")");
     }
     job.radius = params.level_set.radius > 0 ? params.level_set.radius : 2 * job.voxel_size;
     if (source == ExportSource::Mesh)
@@ -811,7 +818,7 @@ Job plan_job(const MeshExportParams& params, const SequenceReader& seq, ExportFo
   // bare name, and every such shard replaced the last one's file.
   if (per_frame && job.job_frames > 1 && !has_frame_token(out)) {
     out = with_frame_token(out);
-    if (note) note("-o has no frame token: writing " + out.string());
+    if (note) note(NoteLevel::Info, "-o has no frame token: writing " + out.string());
   }
   job.output = out;
   if (per_frame) {
@@ -881,11 +888,12 @@ void write_job(const MeshExportParams& params, const Provenance& prov, ExportFor
 
   const FrameSource src(seq, job, params.input.string() + ": /sequences/" + job.sequence);
   if (note && src.left_out() > 0)
-    note("/sequences/" + job.sequence + ": the files hold the " +
-         std::to_string(src.point_count()) +
-         " vertices of the boundary surface, in the cache's order; the " +
-         std::to_string(src.left_out()) +
-         " that no boundary face uses (inside the tetrahedral mesh) are left out");
+    note(NoteLevel::Info,
+         "/sequences/" + job.sequence + ": the files hold the " +
+             std::to_string(src.point_count()) +
+             " vertices of the boundary surface, in the cache's order; the " +
+             std::to_string(src.left_out()) +
+             " that no boundary face uses (inside the tetrahedral mesh) are left out");
   // Colour range: configured, else the first exported frame's.
   double lo = params.color.min, hi = params.color.max;
   if (!job.color.empty() && !(hi > lo)) {
@@ -894,9 +902,9 @@ void write_job(const MeshExportParams& params, const Provenance& prov, ExportFor
     hi = a.values.size() ? a.values.maxCoeff() : 1.0;
     if (!(hi > lo)) hi = lo + 1;
     if (note)
-      note("/sequences/" + job.sequence + ": colour range of " + job.color + ": [" +
-           std::to_string(lo) + ", " + std::to_string(hi) + "] (frame " +
-           std::to_string(frames[job.indices.front()]) + ")");
+      note(NoteLevel::Info, "/sequences/" + job.sequence + ": colour range of " + job.color +
+                                ": [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                                "] (frame " + std::to_string(frames[job.indices.front()]) + ")");
   }
   auto frame_mesh = [&](std::size_t f) {
     if (job.source == ExportSource::Mesh || job.source == ExportSource::Points) return src.mesh(f);

@@ -125,8 +125,11 @@ struct MeshExportResult {
   std::size_t frames = 0;                    ///< frames exported, over all sequences
 };
 
-/// Called with notes worth a log line (an automatic voxel size, a frame token added).
-using NoteCallback = std::function<void(const std::string&)>;
+/// Called with notes worth a log line: information (an automatic voxel size, a frame token
+/// added), or a warning where requested data is left out (a `points/uv` of another shape,
+/// attributes a format has no room for).
+enum class NoteLevel { Info, Warning };
+using NoteCallback = std::function<void(NoteLevel, const std::string&)>;
 
 /// Exports `params.input` as described above. `provenance` (generator, config) goes into every
 /// file that has room for it. `progress` is called once per exported frame.

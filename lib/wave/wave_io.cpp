@@ -142,6 +142,11 @@ Database open_database(const io::CacheReader& cache) {
       db.frame_rate = s.frame_rate();
       db.frame_numbers = s.frames();
       db.times = s.times();
+      // The edit's frames take these times: a NaN was reported on the output's time.
+      for (std::size_t f = 0; f < db.times.size(); ++f)
+        if (!std::isfinite(db.times[f]))
+          throw IoError(where + "/time: element " + std::to_string(f) + " is " +
+                        std::to_string(db.times[f]) + ", expected a finite time");
     } else if (s.frame_rate() != db.frame_rate || s.frame_count() != db.frames) {
       throw IoError(where + ": expected " + std::to_string(db.frames) + " frames at " +
                     std::to_string(db.frame_rate) + " fps like /sequences/" + db.names[0] +
@@ -279,6 +284,22 @@ std::optional<WaveFeatures> load_features(const std::filesystem::path& path, con
     if (f.heights.size() != f.simulations * f.frames * g.nx ||
         dist.data.size() != f.simulations * f.simulations)
       throw IoError(path.string() + ": /features: shapes do not match the database");
+    // Values a computation cannot give are damage (the shapes may be right): NaN distances made
+    // an arbitrary selection with exit 0, and bad heights failed the target as a config error.
+    const double bottom = g.origin.y(),
+                 top = g.origin.y() + static_cast<double>(g.ny - 1) * g.spacing;
+    // Heights are stored as float32: a relative 1e-6 is 16 times its rounding.
+    const double slack = 1e-6 * (std::abs(bottom) + std::abs(top) + g.spacing);
+    for (std::size_t i = 0; i < f.heights.size(); ++i)
+      if (!(f.heights[i] >= bottom - slack && f.heights[i] <= top + slack))
+        throw IoError(path.string() + ": /features/heights: element " + std::to_string(i) + " is " +
+                      std::to_string(f.heights[i]) + ", outside the grid's heights [" +
+                      std::to_string(bottom) + ", " + std::to_string(top) + "] m");
+    for (std::size_t i = 0; i < dist.data.size(); ++i)
+      if (!(dist.data[i] >= 0.0 && dist.data[i] <= 1.0))
+        throw IoError(path.string() + ": /features/distance: element " + std::to_string(i) +
+                      " is " + std::to_string(dist.data[i]) +
+                      ", expected a normalised distance in [0, 1]");
     f.distance =
         Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
             dist.data.data(), static_cast<Eigen::Index>(f.simulations),

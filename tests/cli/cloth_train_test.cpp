@@ -297,6 +297,19 @@ TEST_CASE("cloth-train: simulate, train, upscale and evaluate chain through thei
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(datadyn::io::CacheReader(up).sequence("curtain_000").point_count() == 81);
+  // A damaged model is named, not used: a NaN weight upscaled differently with exit 0.
+  for (const auto& [dataset, value] : std::vector<std::pair<std::string, double>>{
+           {"/model/layer_0/weight", std::nan("")}, {"/model/normalisation/input_std", 0.0}}) {
+    CAPTURE(dataset);
+    const auto bad = (dir / "bad_model.h5").string();
+    std::filesystem::copy_file(m, bad, std::filesystem::copy_options::overwrite_existing);
+    datadyn::test::poke_float(bad, dataset, 5, value);
+    const auto b = run_command(kTool + " upscale" + kSmall + " -i " + bad + " -o " +
+                               (dir / "bad_up.h5").string());
+    CHECK(b.exit_code == 1);
+    CHECK(b.err.find("bad_model.h5: " + dataset + ": element 5 is ") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(dir / "bad_up.h5"));
+  }
   r = run_command(kTool + " evaluate" + kSmall + " -i " + t + " -i " + m + " -o " +
                   (dir / "eval").string());
   INFO(r.err);

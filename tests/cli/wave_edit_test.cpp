@@ -126,11 +126,27 @@ TEST_CASE("wave-edit: picks the simulations whose heights match the curve, write
   CHECK(at(0.1, 0.04, 0.20) == doctest::Approx(0.02).epsilon(1e-5));
 
   // A second edit reuses the stored features.
-  r = run_command(kTool + " -i " + (dir / "db.h5").string() + " -c " +
-                  (dir / "edit.json").string() + " --set alpha=0.5 -o " +
+  r = run_command("SOURCE_DATE_EPOCH=1700000000 " + kTool + " -i " + (dir / "db.h5").string() +
+                  " -c " + (dir / "edit.json").string() + " --set alpha=0.5 -o " +
                   (dir / "second.h5").string());
   REQUIRE(r.exit_code == 0);
   CHECK(r.err.find("features from") != std::string::npos);
+  // Damaged values in the stored features are named and the features computed again: a NaN
+  // distance made an arbitrary selection with exit 0, a bad height failed the target as a config
+  // error.
+  const std::string second_surface = datadyn::test::file_bytes(dir / "second.h5");
+  for (const char* dataset : {"/features/distance", "/features/heights"}) {
+    CAPTURE(dataset);
+    datadyn::test::poke_float(dir / "db.features.h5", dataset, 3, std::nan(""));
+    r = run_command("SOURCE_DATE_EPOCH=1700000000 " + kTool + " -i " + (dir / "db.h5").string() +
+                    " -c " + (dir / "edit.json").string() + " --set alpha=0.5 -o " +
+                    (dir / "second.h5").string());
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.err.find("db.features.h5: " + std::string(dataset) + ": element 3 is nan") !=
+          std::string::npos);
+    CHECK(r.err.find("computing the features again") != std::string::npos);
+    CHECK(datadyn::test::file_bytes(dir / "second.h5") == second_surface);
+  }
 
   // Another database of the same size, names and time (SOURCE_DATE_EPOCH) but another config is
   // not matched by the stored features (it was, and the edit used the wrong heights).
@@ -234,6 +250,14 @@ TEST_CASE("wave-edit: bad databases and bad edits are clear errors that write no
                        (dir / "edit.json").string() + " -o " + (dir / "x.h5").string());
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("/sequences/sim_002: expected 3 frames at 30") != std::string::npos);
+  // A time that is not finite is the database's fault: it was reported on the output's time.
+  write_database(dir / "nan_time.h5", 3, 3);
+  datadyn::test::poke_float(dir / "nan_time.h5", "/sequences/sim_000/time", 1, std::nan(""));
+  r = run_command(kTool + " -i " + (dir / "nan_time.h5").string() + " -c " +
+                  (dir / "edit.json").string() + " -o " + (dir / "x.h5").string());
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("nan_time.h5: /sequences/sim_000/time: element 1 is nan, expected a finite "
+                   "time") != std::string::npos);
 
   write_database(dir / "db.h5", 3, 3);
   // wave-edit on db.h5 with a config of `dir`, extra flags and an output in `dir`.

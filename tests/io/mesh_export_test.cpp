@@ -253,7 +253,7 @@ TEST_CASE("export: the automatic voxel size is the sequence's, whatever frames a
     p.frames = std::move(frames);
     p.output = dir / out;
     std::vector<std::string> notes;
-    export_cache(p, kProvenance, {}, [&](const std::string& n) { notes.push_back(n); });
+    export_cache(p, kProvenance, {}, [&](NoteLevel, const std::string& n) { notes.push_back(n); });
     for (const auto& n : notes)
       if (n.find("level_set.voxel_size = ") != std::string::npos) return n;
     return std::string("no note");
@@ -326,7 +326,7 @@ TEST_CASE("export: tetrahedra become their outward boundary surface") {
 TEST_CASE("export: VDB level sets from a grid, a mesh and particles, with provenance") {
   Fixture fx;
   std::vector<std::string> notes;
-  auto note = [&](const std::string& s) { notes.push_back(s); };
+  auto note = [&](NoteLevel, const std::string& s) { notes.push_back(s); };
   export_cache(fx.params("water.####.vdb", "water"), kProvenance, {}, note);
   export_cache(fx.params("body.####.vdb", "body"), kProvenance, {}, note);
   auto p = fx.params("drops.%04d.vdb", "drops");
@@ -483,7 +483,7 @@ TEST_CASE("export: a tetrahedral mesh's files hold its surface vertices only, in
   p.input = cache;
   p.output = dir / "core.pc2";
   std::vector<std::string> notes;
-  export_cache(p, kProvenance, {}, [&](const std::string& n) { notes.push_back(n); });
+  export_cache(p, kProvenance, {}, [&](NoteLevel, const std::string& n) { notes.push_back(n); });
   const std::vector<int>& kept = test::kCoreSurface;
   const auto pc2 = test::read_pc2(dir / "core.pc2");
   const auto obj = test::read_obj(dir / "core.obj");
@@ -571,8 +571,9 @@ TEST_CASE("export: texture coordinates of another shape are left out with a note
   p.input = cache;
   p.output = dir / "sheet.####.obj";
   std::vector<std::string> notes;
-  CHECK(export_cache(p, kProvenance, {}, [&](const std::string& n) {
-          notes.push_back(n);
+  // A warning, shown under -q: it was an information line while the OBJ lost its UV map.
+  CHECK(export_cache(p, kProvenance, {}, [&](NoteLevel level, const std::string& n) {
+          if (level == NoteLevel::Warning) notes.push_back(n);
         }).frames == 1);
   CHECK(test::read_obj(dir / "sheet.0001.obj").vt.empty());
   CHECK(std::find(notes.begin(), notes.end(),
@@ -636,7 +637,7 @@ TEST_CASE("export: PLY takes face-varying texture coordinates per vertex, copyin
   p.output = dir / "sheet.####.ply";
   p.frames = {1};
   std::vector<std::string> notes;
-  const auto collect = [&](const std::string& m) { notes.push_back(m); };
+  const auto collect = [&](NoteLevel, const std::string& m) { notes.push_back(m); };
 
   // Without a seam every vertex has one value at all its corners: PLY's s, t, and no copies.
   p.input = dir / "seamless.h5";
@@ -757,7 +758,7 @@ TEST_CASE("export: uv_projection box gives a mesh without texture coordinates th
   std::vector<std::string> notes;
   p.output = fx.dir / "boxed.####.ply";
   p.frames = {1};
-  export_cache(p, kProvenance, {}, [&](const std::string& n) { notes.push_back(n); });
+  export_cache(p, kProvenance, {}, [&](NoteLevel, const std::string& n) { notes.push_back(n); });
   const auto ply = test::read_ply(fx.dir / "boxed.0001.ply");
   REQUIRE(ply.vertex_count == 24);
   REQUIRE(ply.faces.size() == first.f.size());
@@ -780,7 +781,7 @@ TEST_CASE("export: uv_projection box gives a mesh without texture coordinates th
   auto w = fx.params("water.####.obj", "water");
   w.uv_projection = UvProjection::Box;
   w.frames = {1};
-  export_cache(w, kProvenance, {}, [&](const std::string& n) { notes.push_back(n); });
+  export_cache(w, kProvenance, {}, [&](NoteLevel, const std::string& n) { notes.push_back(n); });
   CHECK(test::read_obj(fx.dir / "water.0001.obj").vt.empty());
   REQUIRE(notes.size() == 1);
   CHECK(notes[0].find("/sequences/water: uv_projection box: not applied to the mesh of a level "
@@ -834,7 +835,7 @@ TEST_CASE("export: damaged or incomplete face-varying texture coordinates are na
   std::vector<std::string> notes;
   p.input = half;
   p.output = dir / "half.####.obj";
-  export_cache(p, kProvenance, {}, [&](const std::string& n) { notes.push_back(n); });
+  export_cache(p, kProvenance, {}, [&](NoteLevel, const std::string& n) { notes.push_back(n); });
   CHECK(test::read_obj(dir / "half.0001.obj").vt.empty());
   REQUIRE(notes.size() == 1);
   CHECK(notes[0] == half.string() +

@@ -18,7 +18,12 @@ int main(int argc, char** argv) {
       [&](app::Context& ctx) {
         io::Provenance provenance;
         const io::MeshExportParams params = app::mesh_export_params(ctx, flags, provenance);
-        auto note = [](const std::string& text) { spdlog::info("{}", text); };
+        auto note = [](io::NoteLevel level, const std::string& text) {
+          if (level == io::NoteLevel::Warning)
+            spdlog::warn("{}", text);
+          else
+            spdlog::info("{}", text);
+        };
         if (params.dry_run) {
           const auto plan = io::export_cache(params, provenance, {}, note);
           std::printf("would write %s (%s):\n",
