@@ -44,11 +44,21 @@ Handle open_dataset(hid_t file, const std::string& file_name, const std::string&
   const h5::ReadScope reading(file_name + ": " + path);
   if (!h5::link_exists(file, path)) throw IoError(file_name + ": " + path + ": no such dataset");
   H5O_info_t oinfo;
-  if (H5Oget_info_by_name2(file, path.c_str(), &oinfo, H5O_INFO_BASIC, H5P_DEFAULT) < 0 ||
-      oinfo.type != H5O_TYPE_DATASET) {
+  if (H5Oget_info_by_name2(file, path.c_str(), &oinfo, H5O_INFO_BASIC, H5P_DEFAULT) < 0) {
     H5Eclear2(H5E_DEFAULT);
-    throw IoError(file_name + ": " + path + ": expected a dataset, got a group or other object");
+    // A soft link in a loop or an external link to a missing file read as "a group or other
+    // object". The tools write neither.
+    H5L_info_t link{};
+    const bool linked = H5Lget_info(file, path.c_str(), &link, H5P_DEFAULT) >= 0 &&
+                        (link.type == H5L_TYPE_SOFT || link.type == H5L_TYPE_EXTERNAL);
+    H5Eclear2(H5E_DEFAULT);
+    throw IoError(file_name + ": " + path +
+                  (linked ? std::string(link.type == H5L_TYPE_SOFT ? ": a soft" : ": an external") +
+                                " link that cannot be followed (a loop, or a missing target)"
+                          : std::string(": cannot open (file damaged?)")));
   }
+  if (oinfo.type != H5O_TYPE_DATASET)
+    throw IoError(file_name + ": " + path + ": expected a dataset, got a group or other object");
   Handle ds = h5::check_id(H5Dopen2(file, path.c_str(), H5P_DEFAULT), H5Dclose,
                            file_name + ": " + path + ": cannot open dataset");
   Handle type(H5Dget_type(ds.get()), H5Tclose);

@@ -542,6 +542,33 @@ TEST_CASE("cache: reader errors name the file and the dataset") {
     INFO(m);
     CHECK(m.find("shape.h5: /sequences/s/frame: expected int64 [5]") != std::string::npos);
   }
+  SUBCASE("a link that cannot be followed") {
+    // A soft link in a loop, an external link to a missing file: "expected a dataset, got a
+    // group or other object".
+    const auto soft = dir / "soft.h5", external = dir / "external.h5";
+    std::filesystem::copy_file(good, soft);
+    std::filesystem::copy_file(good, external);
+    hid_t f = H5Fopen(soft.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    H5Ldelete(f, "/sequences/s/rest/position", H5P_DEFAULT);
+    H5Lcreate_soft("/sequences/s/rest/position", f, "/sequences/s/rest/position", H5P_DEFAULT,
+                   H5P_DEFAULT);
+    H5Fclose(f);
+    f = H5Fopen(external.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    H5Ldelete(f, "/sequences/s/topology/triangles", H5P_DEFAULT);
+    H5Lcreate_external("gone.h5", "/x", f, "/sequences/s/topology/triangles", H5P_DEFAULT,
+                       H5P_DEFAULT);
+    H5Fclose(f);
+    CHECK(io_error_message([&] {
+            (void)CacheReader(soft).sequence("s").read_static<float>("rest/position");
+          }) == soft.string() +
+                    ": /sequences/s/rest/position: a soft link that cannot be "
+                    "followed (a loop, or a missing target)");
+    CHECK(io_error_message([&] {
+            (void)CacheReader(external).sequence("s").topology("triangles");
+          }) == external.string() +
+                    ": /sequences/s/topology/triangles: an external link that "
+                    "cannot be followed (a loop, or a missing target)");
+  }
   SUBCASE("unknown sequence") {
     CacheReader r(good);
     CHECK(io_error_message([&] {
