@@ -263,10 +263,13 @@ void read_simulation_params(ConfigReader& r, FleshSimulationParams& p) {
     auto m = r.child("material");
     m.get_enum("model", p.model,
                {{"corotated", ElasticModel::Corotated}, {"neo_hookean", ElasticModel::NeoHookean}});
-    m.get("youngs_modulus", p.youngs_modulus, positive());
+    // From softer than any gel (gelatine is about 1e3 Pa) to diamond (about 1e12 Pa): 1e-300
+    // passed and the solve failed naming the simulation, not the key.
+    m.get("youngs_modulus", p.youngs_modulus, in_range(1.0, 1e12));
     app::Range nu{0.0, 0.5, false, true};
     m.get("poisson_ratio", p.poisson_ratio, nu);
-    m.get("density", p.density, positive());
+    // From air (1.2 kg/m^3) to beyond osmium (22,590 kg/m^3).
+    m.get("density", p.density, in_range(1.0, 1e5));
     m.get("gravity", p.gravity);
   }
 }
