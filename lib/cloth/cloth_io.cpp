@@ -256,6 +256,7 @@ void write_grid_sequence(io::CacheWriter& writer, const std::string& name, const
   for (std::size_t f = 0; f < frames.size(); ++f)
     seq.append_frame(static_cast<std::int64_t>(f) + 1, static_cast<double>(f) * p.time_step,
                      {{"points/position", io::view(frames[f])}});
+  seq.finish();  // flat memory over thousands of runs
 }
 
 std::string run_name(const std::string& scene, std::size_t k) {

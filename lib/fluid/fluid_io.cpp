@@ -440,6 +440,7 @@ void write_simulation(io::CacheWriter& writer, const Job& job, const Tank& tank,
                         io::ArrayView{job.pressure.data() + f * n, io::ElementType::Float32, {n}});
     seq.append_frame(job.frames[f], job.times[f], data);
   }
+  seq.finish();  // flat memory over thousands of simulations
 }
 
 /// The summary of a finished simulation, logged with its speed and where the time went.

@@ -104,6 +104,11 @@ class SequenceWriter {
   void append_frame(std::int64_t frame, double time,
                     const std::vector<std::pair<std::string, ArrayView>>& data);
 
+  /// Closes the sequence's HDF5 objects: nothing more can be written to it (IoError), and it no
+  /// longer holds memory. A tool that writes its sequences one after another calls it after
+  /// each: an open sequence holds about 80 kB, so 10,000 cloth runs held 800 MB to the end.
+  void finish();
+
  private:
   friend class CacheWriter;
   struct Impl;

@@ -194,8 +194,14 @@ struct SequenceWriter::Impl {
   std::optional<std::size_t> uv_count;             // rows of uv/coordinates, once written
   std::map<std::string, std::size_t> face_counts;  // rows of topology/<kind>, once written
 
+  bool finished = false;
+
   std::string where(const std::string& rel) const {
     return file_name + ": " + group_path + "/" + rel;
+  }
+
+  void require_open(const std::string& rel) const {
+    if (finished) throw IoError(where(rel) + ": written after the sequence was finished");
   }
 
   void check_point_count(const std::string& rel, std::size_t n) {
@@ -298,7 +304,17 @@ std::size_t SequenceWriter::frame_count() const {
   return impl_->frames;
 }
 
+void SequenceWriter::finish() {
+  Impl& s = *impl_;
+  s.arrays.clear();
+  s.time_ds.reset();
+  s.frame_ds.reset();
+  s.group.reset();
+  s.finished = true;
+}
+
 void SequenceWriter::set_attribute(const std::string& name, const AttributeValue& value) {
+  impl_->require_open("@" + name);
   h5::write_attribute(impl_->group.get(), name, value, impl_->file_name + ": " + impl_->group_path);
 }
 
@@ -324,6 +340,7 @@ void check_index_range(const ArrayView& data, std::optional<std::size_t> count,
 
 void SequenceWriter::write_static(const std::string& rel, const ArrayView& data) {
   Impl& s = *impl_;
+  s.require_open(rel);
   const Shape& sh = data.shape;
   ElementType ftype = data.type;
   if (rel == "rest/position" || rel.rfind("points/", 0) == 0) {
@@ -381,10 +398,12 @@ void SequenceWriter::write_static(const std::string& rel, const ArrayView& data)
 
 void SequenceWriter::declare_frame_array(const std::string& path, ElementType file_type,
                                          const Shape& item_shape) {
+  impl_->require_open(path);
   impl_->declare(path, file_type, item_shape, std::nullopt);
 }
 
 void SequenceWriter::declare_grid(const std::string& name, const GridSpec& spec) {
+  impl_->require_open("grids/" + name);
   // Every sample's position (origin + voxel_size (i, j, k)) must hold in float32, as the
   // exported meshes and level sets store it.
   const Eigen::Vector3d far =
@@ -406,6 +425,7 @@ void SequenceWriter::declare_grid(const std::string& name, const GridSpec& spec)
 void SequenceWriter::append_frame(std::int64_t frame, double time,
                                   const std::vector<std::pair<std::string, ArrayView>>& data) {
   Impl& s = *impl_;
+  s.require_open("frame");
   if (s.frames > 0 && frame <= s.last_frame) {
     throw IoError(s.where("frame") + ": frame numbers must increase: " + std::to_string(frame) +
                   " after " + std::to_string(s.last_frame));
