@@ -58,7 +58,8 @@ edit=$(submit --job-name=wave-edit --dependency=afterok:"$db_merge" --array=1-"$
   -o "$out/logs/wave-edit.%a.log" -- \
   "$bin/wave-edit" -q -c "$here/edit.json" $edit_flags -i "$out/db.h5" --shard "$task/$tasks" \
   -o "$out/parts/surface.$task.h5")
-# The report and picture are the same in every part: keep the first.
+# The report and picture are the same in every part: keep the first. The picture is the single
+# run's byte for byte; the report's provenance names part 1's command line (--shard, -o).
 edit_merge=$(submit --job-name=merge-surface --dependency=afterok:"$edit" \
   -o "$out/logs/merge-surface.log" -- \
   "$bin/dd-cache" merge -q "$(parts surface)" -o "$out/surface.h5" \

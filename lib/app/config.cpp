@@ -462,7 +462,8 @@ void ConfigReader::fail_order(const std::string& low, const std::string& high, b
                               const std::string& qualifier) const {
   // Blame the key the config gave: a --set min_corner above the default max_corner is the
   // min_corner's fault, not the max_corner's.
-  const bool on_low = has(low) && !has(high);
+  const auto given = [&](const std::string& k) { return has(k) || has_element_overrides(k); };
+  const bool on_low = given(low) && !given(high);
   const std::string& other = on_low ? high : low;
   const json::json_pointer other_at(pointer_ + "/" + other);
   const std::string other_value =

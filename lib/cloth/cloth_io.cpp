@@ -626,12 +626,11 @@ UpscaleModel read_model(const std::filesystem::path& path) {
                     " values, got " + io::shape_string(arr.shape));
     require_finite(arr.data, dataset);
     // Training keeps every deviation above zero (learn::Standardizer); 0 divided by zero.
-    if (name.find("std") != std::string::npos)
+    if (name.ends_with("_std"))
       for (std::size_t i = 0; i < n; ++i)
         if (!(arr.data[i] > 0.0))
           throw IoError(path.string() + ": " + dataset + ": element " + std::to_string(i) + " is " +
-                        std::to_string(arr.data[i]) +
-                        ", expected a deviation > 0 (a damaged model)");
+                        format("%g", arr.data[i]) + ", expected a deviation > 0 (a damaged model)");
     return Eigen::VectorXd(
         Eigen::Map<const Eigen::VectorXd>(arr.data.data(), static_cast<Eigen::Index>(n)));
   };

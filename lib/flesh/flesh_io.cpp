@@ -263,9 +263,9 @@ void read_simulation_params(ConfigReader& r, FleshSimulationParams& p) {
     auto m = r.child("material");
     m.get_enum("model", p.model,
                {{"corotated", ElasticModel::Corotated}, {"neo_hookean", ElasticModel::NeoHookean}});
-    // From softer than any gel (gelatine is about 1e3 Pa) to diamond (about 1e12 Pa): 1e-300
-    // passed and the solve failed naming the simulation, not the key.
-    m.get("youngs_modulus", p.youngs_modulus, in_range(1.0, 1e12));
+    // From softer than any gel (gelatine is about 1e3 Pa) to beyond diamond (about 1.1e12 Pa):
+    // 1e-300 passed and the solve failed naming the simulation, not the key.
+    m.get("youngs_modulus", p.youngs_modulus, in_range(1.0, 2e12));
     app::Range nu{0.0, 0.5, false, true};
     m.get("poisson_ratio", p.poisson_ratio, nu);
     // From air (1.2 kg/m^3) to beyond osmium (22,590 kg/m^3).

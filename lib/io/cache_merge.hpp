@@ -16,7 +16,7 @@ struct MergeResult {
   std::size_t frames = 0;           ///< frames summed over the sequences
   std::size_t split_sequences = 0;  ///< sequences whose frames came from more than one input
   /// Sequences whose merged frame numbers do not advance by one constant step (a shard missing
-  /// or cut short by a failed task), as "name: frames 1-14, 21-30".
+  /// or cut short by a failed task), as "name: frames 1-14,21-30".
   std::vector<std::string> gaps;
 };
 

@@ -438,22 +438,27 @@ namespace {
 /// open blocked for ever on a FIFO, and called a file without read permission "not an HDF5 file"
 /// and a loop of symbolic links "no such file".
 void check_cache_file(const std::filesystem::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) {
+  // stat first: opening a FIFO to classify it would release (and then break) a writer blocked
+  // on it, and opening a device can have side effects.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
     const int err = errno;
     throw IoError(path.string() + ": " +
                   (err == ENOENT  ? std::string("no such file")
                    : err == ELOOP ? std::string("cannot open: a loop of symbolic links")
                                   : "cannot open: " + std::string(std::strerror(err))));
   }
-  struct stat st {};
-  const int stat_result = ::fstat(fd, &st);
-  ::close(fd);
-  if (stat_result != 0) throw IoError(path.string() + ": cannot open: " + std::strerror(errno));
   if (S_ISDIR(st.st_mode)) throw IoError(path.string() + ": is a directory");
   if (!S_ISREG(st.st_mode))
     throw IoError(path.string() +
                   ": not a regular file (a pipe, socket or device): a cache is read from a file");
+  // HDF5 calls a file it may not read "not an HDF5 file".
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    throw IoError(path.string() + ": cannot open: " + std::strerror(err));
+  }
+  ::close(fd);
 }
 
 }  // namespace

@@ -409,24 +409,28 @@ Shape dataset_shape(hid_t dataset) {
 }
 
 void check_fully_written(hid_t dataset, const std::string& where) {
+  Handle space(H5Dget_space(dataset), H5Sclose);
+  if (!space.valid() || H5Sget_simple_extent_npoints(space.get()) <= 0) return;  // nothing stored
   const Shape shape = dataset_shape(dataset);
-  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return;  // nothing to store
   // Sizes saturate: a damaged shape can overflow 64 bits, and it is then simply too large.
   const auto times = [](std::uint64_t a, std::uint64_t b) {
     return b != 0 && a > UINT64_MAX / b ? UINT64_MAX : a * b;
   };
   Handle plist(H5Dget_create_plist(dataset), H5Pclose);
   const H5D_layout_t layout = plist.valid() ? H5Pget_layout(plist.get()) : H5D_LAYOUT_ERROR;
+  if (layout == H5D_LAYOUT_ERROR) {
+    H5Eclear2(H5E_DEFAULT);
+    throw IoError(where + ": cannot read its storage layout (file damaged?)");
+  }
   std::uint64_t expected = 1, stored = 0;
   if (layout == H5D_CHUNKED) {
     // Compressed chunks are smaller than their elements, so their count is what says whether
     // every element was written.
     std::vector<hsize_t> chunk(shape.size());
     hsize_t count = 0;
-    Handle space(H5Dget_space(dataset), H5Sclose);
     if (H5Pget_chunk(plist.get(), static_cast<int>(chunk.size()), chunk.data()) !=
             static_cast<int>(chunk.size()) ||
-        !space.valid() || H5Dget_num_chunks(dataset, space.get(), &count) < 0) {
+        H5Dget_num_chunks(dataset, space.get(), &count) < 0) {
       H5Eclear2(H5E_DEFAULT);
       throw IoError(where + ": cannot read how much of it is stored (file damaged?)");
     }
@@ -439,7 +443,7 @@ void check_fully_written(hid_t dataset, const std::string& where) {
     for (const std::size_t n : shape) expected = times(expected, n);
     stored = H5Dget_storage_size(dataset);
   } else {
-    return;  // compact: the elements are in the header, whole or not at all
+    return;  // compact, or virtual: the elements are in the header or in other datasets
   }
   if (stored < expected)
     throw IoError(where + ": shape " + shape_string(shape) + ", but " +

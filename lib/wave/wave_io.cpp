@@ -26,6 +26,15 @@ namespace datadyn::wave {
 
 using nlohmann::json;
 
+namespace {
+/// A value for a message: "0.25", "nan", "1e+300".
+std::string number_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+}  // namespace
+
 void read_edit_params(app::ConfigReader& r, EditParams& p) {
   using namespace app;
   ConfigReader g = r.child("grid");
@@ -146,7 +155,7 @@ Database open_database(const io::CacheReader& cache) {
       for (std::size_t f = 0; f < db.times.size(); ++f)
         if (!std::isfinite(db.times[f]))
           throw IoError(where + "/time: element " + std::to_string(f) + " is " +
-                        std::to_string(db.times[f]) + ", expected a finite time");
+                        number_text(db.times[f]) + ", expected a finite time");
     } else if (s.frame_rate() != db.frame_rate || s.frame_count() != db.frames) {
       throw IoError(where + ": expected " + std::to_string(db.frames) + " frames at " +
                     std::to_string(db.frame_rate) + " fps like /sequences/" + db.names[0] +
@@ -293,12 +302,12 @@ std::optional<WaveFeatures> load_features(const std::filesystem::path& path, con
     for (std::size_t i = 0; i < f.heights.size(); ++i)
       if (!(f.heights[i] >= bottom - slack && f.heights[i] <= top + slack))
         throw IoError(path.string() + ": /features/heights: element " + std::to_string(i) + " is " +
-                      std::to_string(f.heights[i]) + ", outside the grid's heights [" +
-                      std::to_string(bottom) + ", " + std::to_string(top) + "] m");
+                      number_text(f.heights[i]) + ", outside the grid's heights [" +
+                      number_text(bottom) + ", " + number_text(top) + "] m");
     for (std::size_t i = 0; i < dist.data.size(); ++i)
       if (!(dist.data[i] >= 0.0 && dist.data[i] <= 1.0))
         throw IoError(path.string() + ": /features/distance: element " + std::to_string(i) +
-                      " is " + std::to_string(dist.data[i]) +
+                      " is " + number_text(dist.data[i]) +
                       ", expected a normalised distance in [0, 1]");
     f.distance =
         Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(

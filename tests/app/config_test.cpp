@@ -445,6 +445,10 @@ TEST_CASE("config: a failed order of two keys blames the one the config gave") {
   CHECK(message("{}", {"min_corner=[5,5]"}) ==
         "--set min_corner: /min_corner: expected a value below max_corner ([1.0,1.0]) on every "
         "axis, got \"[5,5]\"");
+  // An element's --set counts as given too.
+  CHECK(message("{}", {"min_corner.1=5"})
+            .find("--set min_corner.1: /min_corner: expected a value "
+                  "below max_corner ([1.0,1.0]) on every axis") == 0);
   // Both given, or neither: the upper key, with the lower one's origin named too.
   CHECK(message(R"({"max_corner": [0, 2]})", {"min_corner=[5,5]"}) ==
         "--set min_corner: /max_corner: expected a value above min_corner ([5.0,5.0]) on every "

@@ -338,11 +338,11 @@ TEST_CASE("sm-example-sim: config errors exit 2 and name the key") {
   r = run_command(kSim + " --set bodies.0.beta=-1 -o " + (dir / "x.h5").string());
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/bodies/0/beta") != std::string::npos);
-  // 2e9 steps a frame ran for hours instead of naming the key.
   // 1e-300 frames a second failed after the run, blaming the output.
   r = run_command(kSim + " --set frame_rate=1e-300 -o " + (dir / "x.h5").string());
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/frame_rate: expected a number in [1, 10000]") != std::string::npos);
+  // 2e9 steps a frame ran for hours instead of naming the key.
   r = run_command(kSim + " --set substeps=2000000000 -o " + (dir / "x.h5").string());
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/substeps: expected an integer in [1, 1000], got 2000000000") !=
