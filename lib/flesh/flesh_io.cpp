@@ -394,8 +394,13 @@ void run_simulate(app::Context& ctx) {
                 out.c_str());
     return;
   }
-  app::Progress progress("frame", static_cast<std::size_t>(p.frames));
-  const auto tick = [&](std::size_t, std::size_t) { progress.tick(); };
+  // Every frame is solved twice: its quasistatic target, then (after all targets) its dynamic
+  // state.
+  spdlog::info("{} frames: the quasistatic targets first, then the dynamic state", p.frames);
+  app::Progress progress("frame solve", 2 * static_cast<std::size_t>(p.frames));
+  const auto tick = [&](std::size_t done, std::size_t) {
+    if (done > progress.done()) progress.tick(done - progress.done());
+  };
   const auto r = c.mesh.file.empty()
                      ? simulate_flesh(p, tick)
                      : simulate_body(skinned_mesh_body(c.mesh, p, c.motion_file.start), p, tick);

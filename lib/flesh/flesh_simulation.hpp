@@ -83,9 +83,10 @@ FleshSimulationResult simulate_body(const FleshBody& body, const FleshSimulation
                                     const ProgressCallback& progress = {});
 
 /// The cylinder around the bone chain of `params`, simulated by simulate_body.
-/// Runs the simulation; `progress` is called once per frame of the dynamic pass (after the
-/// quasistatic frames). The dynamic state starts in the frame-0 equilibrium with the targets'
-/// velocity (x̂^1 - x̂^0)/Δt, the state the springs start from (x = x̂, x' = x̂').
+/// Runs the simulation; `progress` is called once per frame of the quasistatic pass, then once
+/// per frame of the dynamic pass (2 x frames units in all). The dynamic state starts in the
+/// frame-0 equilibrium with the targets' velocity (x̂^1 - x̂^0)/Δt, the state the springs start
+/// from (x = x̂, x' = x̂').
 /// @pre pinned vertices not all on one line (else the body spins freely about it): pin_radius
 /// >= radius / rings.
 /// @throws RunError naming the frame if a state stops being finite.

@@ -815,7 +815,23 @@ TEST_CASE("spring-fit: an output directory that does not exist fails before the 
                              (dir / "no" / "s.h5").string());
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("does not exist") != std::string::npos);
-  CHECK(r.err.find("frame 1/") == std::string::npos);  // no progress: the work never started
+  CHECK(r.err.find("frame solve 1/") == std::string::npos);  // the work never started
+}
+
+TEST_CASE("spring-fit: simulate reports both passes over the frames") {
+  // The quasistatic pass over every frame printed nothing (half a minute on a large body), and
+  // the first estimate counted it into one frame: "eta 2:55:31" for a 72 s run.
+  TempDir dir;
+  const auto r = run_command(kSpringFit + " simulate" + kSmall.substr(3) + " -v -o " +
+                             (dir / "s.h5").string());
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("45 frames: the quasistatic targets first, then the dynamic state") !=
+        std::string::npos);
+  for (const char* line :
+       {"frame solve 1/90 ", "frame solve 45/90 ", "frame solve 46/90 ", "frame solve 90/90 "}) {
+    CAPTURE(line);
+    CHECK(r.err.find(line) != std::string::npos);
+  }
 }
 
 TEST_CASE("spring-fit: fit cuts a training sequence at a teleport and fits each side on its own") {
