@@ -303,6 +303,12 @@ TEST_CASE("wave-edit: bad databases and bad edits are clear errors that write no
   // A check made while running names the --set that gave the value, not the config file.
   CHECK(r.err.find("--set grid.spacing: /grid/spacing: expected a spacing giving at most 1e8 grid "
                    "points") != std::string::npos);
+  // About 5e8 voxels of level set a frame (2 GB): one chunk of the cache, stored uncompressed,
+  // with 5.9 GB held while running. Refused before any work.
+  r = edit("edit.json", " --set grid.spacing=0.00052", "w.h5");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--set grid.spacing: /slices/spacing: expected slices spanning at most 2.5e8 "
+                   "voxels of the 3D level set") != std::string::npos);
   r = edit("edit.json", " --set target.points=[[0,0.9]]", "w.h5");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("--set target.points: /target: expected heights within") != std::string::npos);
