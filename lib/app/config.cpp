@@ -1,6 +1,7 @@
 #include "app/config.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <limits>
 #include <set>
@@ -190,6 +191,12 @@ std::string Range::describe(const std::string& noun) const {
     os << (max_exclusive ? " < " : " <= ") << *max;
   }
   return os.str();
+}
+
+std::string number_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
 }
 
 std::string json_text(const json& j) {

@@ -78,6 +78,9 @@ inline Range unit_interval() {
 /// JSON text of a value for messages ("-0.1", "\"abc\"", "[1, 2]"); beyond 200 characters it is
 /// cut, with the value's size said ("[1,2,3,... (1,000,000 items in all)").
 std::string json_text(const json& j);
+/// A number for a message, as printf's %g writes it: "0.25", "1e+300", "nan" (json_text writes
+/// NaN as null).
+std::string number_text(double v);
 /// JSON text for files, attributes and logs (`indent` as json::dump). It never throws: a string
 /// with bytes that are not UTF-8 (a Latin-1 file name in a command line or config) gets U+FFFD
 /// for them, where json::dump failed the run after its work was done.

@@ -33,11 +33,7 @@ constexpr std::size_t kMaxObstacles = 1000;
 using app::ConfigReader;
 using app::json;
 
-std::string num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
+using app::number_text;
 
 // --- JSON helpers for the free-form geometry keys ------------------------------------------------
 
@@ -97,7 +93,7 @@ void read_solver(ConfigReader& r, MpsParams& p) {
   r.get("re_density", p.re_density, {1.0, 4.0, true, false});
   r.get("re_laplacian", p.re_laplacian, {1.0, 5.0, true, false});
   if (p.re_laplacian < p.re_density)
-    r.fail("re_laplacian", "a number >= re_density (" + num(p.re_density) + ")",
+    r.fail("re_laplacian", "a number >= re_density (" + number_text(p.re_density) + ")",
            {"solver.re_density"});
   r.get("surface_threshold", p.surface_threshold, {0.0, 1.0, true, true});
   r.get("collision_distance", p.collision_distance, {0.0, 1.0, false, false});
@@ -108,11 +104,12 @@ void read_solver(ConfigReader& r, MpsParams& p) {
   r.get("courant", p.courant, {0.0, 1.0, true, false});
   r.get("courant_max", p.courant_max, positive());
   if (p.courant_max < p.courant)
-    r.fail("courant_max", "a number >= courant (" + num(p.courant) + ")", {"solver.courant"});
+    r.fail("courant_max", "a number >= courant (" + number_text(p.courant) + ")",
+           {"solver.courant"});
   r.get("dt_min", p.dt_min, positive());
   // Courant mode steps at most dt: a floor above it failed every run as a divergence.
   if (p.time_step == TimeStepMode::Courant && p.dt_min > p.dt)
-    r.fail("dt_min", "a step <= solver.dt (" + num(p.dt) + " s), the largest Courant step",
+    r.fail("dt_min", "a step <= solver.dt (" + number_text(p.dt) + " s), the largest Courant step",
            {"solver.dt"});
   r.get("ppe_tolerance", p.ppe_tolerance, {0.0, 1.0, true, true});
   r.get("ppe_max_iterations", p.ppe_max_iterations, at_least(1));
@@ -214,7 +211,8 @@ void read_sweep(ConfigReader& r, Sweep& s) {
       static_cast<double>(std::max<std::size_t>(1, s.velocities.size()));
   if (count > kMaxSimulations) {
     const std::string expected = "at most " + std::to_string(kMaxSimulations) +
-                                 " simulations (heights x widths x velocities), not " + num(count);
+                                 " simulations (heights x widths x velocities), not " +
+                                 number_text(count);
     if (s.heights.empty())
       range.fail("count", expected, {"sweep"});
     else
@@ -270,7 +268,7 @@ void read_database_params(ConfigReader& r, DatabaseParams& p) {
   if (!(p.scene.duration * p.scene.frame_rate <= 1e6))
     scene.fail("duration",
                "at most 1e6 frames of output (duration x frame_rate = " +
-                   num(p.scene.duration * p.scene.frame_rate) + ")",
+                   number_text(p.scene.duration * p.scene.frame_rate) + ")",
                {"scene.frame_rate"});
   // Checks across keys: the lattice is of a size that can be built, every simulation's water fits
   // in the tank, a fixed step keeps the Courant bound for the fastest column.
@@ -278,18 +276,19 @@ void read_database_params(ConfigReader& r, DatabaseParams& p) {
   for (const Eigen::Vector2d& v : p.scene.tank.vertices) lo = lo.cwiseMin(v), hi = hi.cwiseMax(v);
   const Eigen::Vector2d size = hi - lo;
   if (size.minCoeff() < 4 * p.scene.l0)
-    scene.fail("l0",
-               "a spacing at most a quarter of the tank's size (" + num(size.minCoeff()) + " m)",
-               {"scene.tank"});
+    scene.fail(
+        "l0",
+        "a spacing at most a quarter of the tank's size (" + number_text(size.minCoeff()) + " m)",
+        {"scene.tank"});
   // At most 1e8 lattice points in the tank's bounding box, 5,000 times the largest scene
   // benchmarked (20,000 particles): a smaller l0 is a typo, not a scene, and building its lattice
   // would not end in any useful time.
   const double max_points = 1e8;
   if (size.x() * size.y() / (p.scene.l0 * p.scene.l0) > max_points)
     scene.fail("l0",
-               "a spacing of at least " + num(std::sqrt(size.x() * size.y() / max_points)) +
-                   " m (at most 1e8 lattice points in the tank's " + num(size.x()) + " x " +
-                   num(size.y()) + " m bounding box)",
+               "a spacing of at least " + number_text(std::sqrt(size.x() * size.y() / max_points)) +
+                   " m (at most 1e8 lattice points in the tank's " + number_text(size.x()) + " x " +
+                   number_text(size.y()) + " m bounding box)",
                {"scene.tank"});
   const Tank tank(p.scene.tank, p.scene.l0, p.scene.wall_layers, p.scene.dummy_layers);
   const bool sweep_given = sweep.has("heights") || sweep.has("height_range") ||
@@ -309,7 +308,7 @@ void read_database_params(ConfigReader& r, DatabaseParams& p) {
                         column_text(sim) +
                             ": no water particle (the column is narrower or lower "
                             "than l0 = " +
-                            num(p.scene.l0) + " m)");
+                            number_text(p.scene.l0) + " m)");
     const double u = estimated_max_speed(tank, sim.column, p.solver.gravity);
     if (u > fastest) {
       fastest = u;
@@ -320,9 +319,9 @@ void read_database_params(ConfigReader& r, DatabaseParams& p) {
     const double dt_max = p.solver.courant * p.scene.l0 / fastest;
     if (p.solver.dt > dt_max) {
       solver.fail("dt",
-                  "a step <= " + num(dt_max) + " s: Courant number " + num(p.solver.courant) +
-                      " at l0 = " + num(p.scene.l0) + " m for the " + num(fastest) + " m/s that " +
-                      fastest_name +
+                  "a step <= " + number_text(dt_max) + " s: Courant number " +
+                      number_text(p.solver.courant) + " at l0 = " + number_text(p.scene.l0) +
+                      " m for the " + number_text(fastest) + " m/s that " + fastest_name +
                       "'s column reaches falling (|v0| + sqrt(2 g h)); or use time_step "
                       "\"courant\"",
                   {"solver.time_step", "solver.courant", "solver.gravity", "scene.l0",
@@ -334,8 +333,8 @@ void read_database_params(ConfigReader& r, DatabaseParams& p) {
 std::vector<std::int64_t> output_frames(const Scene& scene,
                                         const std::optional<std::vector<std::int64_t>>& requested) {
   return app::frames_within(static_cast<std::int64_t>(frame_count(scene)), requested,
-                            " (duration " + num(scene.duration) + " s at " + num(scene.frame_rate) +
-                                " fps; frame 1 is t = 0)");
+                            " (duration " + number_text(scene.duration) + " s at " +
+                                number_text(scene.frame_rate) + " fps; frame 1 is t = 0)");
 }
 
 std::string database_plan(const DatabaseParams& params, const std::vector<SimulationSpec>& sims,
@@ -523,7 +522,7 @@ std::vector<SimulationSummary> write_database(const DatabaseParams& params,
       frames_done.fetch_add(1);
       {
         std::lock_guard<std::mutex> lock(mu);
-        note = job.spec->name + " t = " + num(time) + " s";
+        note = job.spec->name + " t = " + number_text(time) + " s";
       }
       cv.notify_all();
     };

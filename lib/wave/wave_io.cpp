@@ -26,14 +26,7 @@ namespace datadyn::wave {
 
 using nlohmann::json;
 
-namespace {
-/// A value for a message: "0.25", "nan", "1e+300".
-std::string number_text(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
-}  // namespace
+using app::number_text;
 
 void read_edit_params(app::ConfigReader& r, EditParams& p) {
   using namespace app;
