@@ -1,6 +1,7 @@
 #include "flesh/flesh_io.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <deque>
@@ -8,6 +9,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "core/check.hpp"
 #include "core/errors.hpp"
 #include "core/frame_list.hpp"
 #include "core/mesh_topology.hpp"
@@ -28,11 +30,12 @@ using app::json;
 using app::non_negative;
 using app::positive;
 
-/// A sequence read whole: F frames of #N by 3 positions, with its frame rate and triangles.
+/// A sequence: F frames of #N by 3 positions, with its frame rate and triangles.
 struct LoadedSequence {
   std::string file, name;
   double frame_rate = 0.0;
-  std::vector<Points3> frames;
+  Eigen::Index points = 0;      ///< #N
+  std::vector<Points3> frames;  ///< empty when read frame by frame (sequence_header)
   std::vector<double> times;
   std::vector<std::int64_t> numbers;  ///< the cache's frame numbers
   Triangles triangles;
@@ -53,41 +56,40 @@ void require_sequence(const io::CacheReader& cache, const std::string& name,
                 "); the config's /" + key + " names the sequence to read");
 }
 
-LoadedSequence load_sequence(const io::CacheReader& cache, const std::string& name,
-                             const std::string& key) {
-  const std::string file = cache.path().string();
-  require_sequence(cache, name, key);
-  const io::SequenceReader s = cache.sequence(name);
+/// Frame `f` (0-based) of the positions of `seq`, checked to be finite (IoError naming the frame
+/// and the point otherwise).
+Points3 read_position_frame(const io::SequenceReader& s, const LoadedSequence& seq, std::size_t f) {
+  Points3 p = s.positions(f);
+  if (!p.allFinite()) {
+    Eigen::Index bad = 0;
+    while (p.row(bad).allFinite()) ++bad;
+    throw IoError(seq.file + ": /sequences/" + seq.name + "/points/position: frame " +
+                  std::to_string(seq.numbers[f]) + " (index " + std::to_string(f) + "): point " +
+                  std::to_string(bad) + " is not finite");
+  }
+  return p;
+}
+
+/// Everything of the sequence `name` but its positions (`frames` stays empty; `points` is set),
+/// checked: which the config key `key` chose ("target_sequence").
+LoadedSequence sequence_header(const io::CacheReader& cache, const io::SequenceReader& s,
+                               const std::string& name) {
   LoadedSequence out;
-  out.file = file;
+  out.file = cache.path().string();
   out.name = name;
   out.frame_rate = s.frame_rate();
   // The springs integrate over 1 / frame rate: the rates simulate accepts (1 to 10,000 fps).
   if (!(out.frame_rate >= 1.0 && out.frame_rate <= 1e4))
-    throw IoError(file + ": /sequences/" + name + "@frame_rate: " + std::to_string(out.frame_rate) +
-                  " fps, expected 1 to 10000");
+    throw IoError(out.file + ": /sequences/" + name +
+                  "@frame_rate: " + std::to_string(out.frame_rate) + " fps, expected 1 to 10000");
   if (s.dimension() != 3)
-    throw IoError(file + ": /sequences/" + name + ": expected 3D points, got dimension " +
+    throw IoError(out.file + ": /sequences/" + name + ": expected 3D points, got dimension " +
                   std::to_string(s.dimension()));
   if (!s.has("points/position") || s.frame_count() < 2)
-    throw IoError(file + ": /sequences/" + name +
+    throw IoError(out.file + ": /sequences/" + name +
                   "/points/position: expected at least 2 frames of positions, got " +
                   std::to_string(s.frame_count()));
-  for (std::size_t f = 0; f < s.frame_count(); ++f) {
-    Points3 p = s.positions(f);
-    if (!p.allFinite()) {
-      Eigen::Index bad = 0;
-      for (Eigen::Index i = 0; i < p.rows(); ++i)
-        if (!p.row(i).allFinite()) {
-          bad = i;
-          break;
-        }
-      throw IoError(file + ": /sequences/" + name + "/points/position: frame " +
-                    std::to_string(s.frames()[f]) + " (index " + std::to_string(f) + "): point " +
-                    std::to_string(bad) + " is not finite");
-    }
-    out.frames.push_back(std::move(p));
-  }
+  out.points = static_cast<Eigen::Index>(s.point_count());
   out.times = s.times();
   out.numbers = s.frames();
   if (s.has("topology/triangles")) out.triangles = s.topology("triangles");
@@ -96,16 +98,27 @@ LoadedSequence load_sequence(const io::CacheReader& cache, const std::string& na
   return out;
 }
 
+/// The sequence `name` read whole, which the config key `key` chose ("target_sequence").
+LoadedSequence load_sequence(const io::CacheReader& cache, const std::string& name,
+                             const std::string& key) {
+  require_sequence(cache, name, key);
+  const io::SequenceReader s = cache.sequence(name);
+  LoadedSequence out = sequence_header(cache, s, name);
+  for (std::size_t f = 0; f < s.frame_count(); ++f)
+    out.frames.push_back(read_position_frame(s, out, f));
+  return out;
+}
+
 /// Targets and truth must describe the same vertices at the same times.
 void check_pair(const LoadedSequence& target, const LoadedSequence& truth) {
   const std::string where =
       target.file + ": /sequences/" + target.name + " and /sequences/" + truth.name;
-  if (target.frames.size() != truth.frames.size())
-    throw IoError(where + ": frame counts differ (" + std::to_string(target.frames.size()) +
-                  " vs " + std::to_string(truth.frames.size()) + ")");
-  if (target.frames[0].rows() != truth.frames[0].rows())
-    throw IoError(where + ": vertex counts differ (" + std::to_string(target.frames[0].rows()) +
-                  " vs " + std::to_string(truth.frames[0].rows()) + ")");
+  if (target.numbers.size() != truth.numbers.size())
+    throw IoError(where + ": frame counts differ (" + std::to_string(target.numbers.size()) +
+                  " vs " + std::to_string(truth.numbers.size()) + ")");
+  if (target.points != truth.points)
+    throw IoError(where + ": vertex counts differ (" + std::to_string(target.points) + " vs " +
+                  std::to_string(truth.points) + ")");
   if (std::abs(target.frame_rate - truth.frame_rate) > 1e-9 * target.frame_rate)
     throw IoError(where + ": frame rates differ (" + std::to_string(target.frame_rate) + " vs " +
                   std::to_string(truth.frame_rate) + " fps)");
@@ -648,10 +661,10 @@ void run_fit(app::Context& ctx) {
 
 namespace {
 
-/// Frame indices where apply restarts the springs: the config's reset_frames (frame numbers of
-/// the target; `origin` names where the key was set) and the jumps over teleport_distance.
-std::vector<std::size_t> restart_frames(const ApplyConfig& c, const LoadedSequence& target,
-                                        const std::string& origin) {
+/// Frame indices of the config's reset_frames (frame numbers of the target; `origin` names where
+/// the key was set), ascending, without frame 0 (which starts at rest anyway).
+std::vector<std::size_t> listed_restarts(const ApplyConfig& c, const LoadedSequence& target,
+                                         const std::string& origin) {
   std::vector<std::size_t> out;
   for (const std::int64_t number : c.reset_frames) {
     const auto it = std::find(target.numbers.begin(), target.numbers.end(), number);
@@ -663,19 +676,75 @@ std::vector<std::size_t> restart_frames(const ApplyConfig& c, const LoadedSequen
                         std::to_string(number));
     out.push_back(static_cast<std::size_t>(it - target.numbers.begin()));
   }
-  if (c.teleport_distance > 0.0)
-    for (const std::size_t f : jump_frames(target.frames, c.teleport_distance)) {
-      spdlog::debug(
-          "frame {}: a target point moved {:.4g} m since frame {} (teleport_distance "
-          "{:.4g} m)",
-          target.numbers[f], (target.frames[f] - target.frames[f - 1]).rowwise().norm().maxCoeff(),
-          target.numbers[f - 1], c.teleport_distance);
-      out.push_back(f);
-    }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
-  if (!out.empty() && out.front() == 0) out.erase(out.begin());  // frame 0 starts at rest anyway
+  if (!out.empty() && out.front() == 0) out.erase(out.begin());
   return out;
+}
+
+/// The target's frames read in order, holding only the last four (an interval's cubic needs the
+/// frames n - 1 to n + 2), so apply's memory does not grow with the animation's length. Marks
+/// where a clip starts: frame 0, the listed restarts, and (teleport_distance > 0) every frame
+/// at which some point moved farther than that since the frame before, found as it is read.
+class TargetFrames {
+ public:
+  TargetFrames(const io::SequenceReader& s, const LoadedSequence& header,
+               const std::vector<std::size_t>& listed, double teleport_distance)
+      : s_(s), header_(header), teleport_(teleport_distance), starts_(header.numbers.size(), 0) {
+    starts_[0] = 1;
+    for (const std::size_t f : listed) starts_[f] = 1;
+  }
+  std::size_t size() const { return starts_.size(); }
+  /// Frame f; reads on to it. @pre f is one of the last four frames read, or later.
+  const Points3& at(std::size_t f) {
+    while (read_ <= f) {
+      Points3& slot = ring_[read_ % ring_.size()];
+      Points3 p = read_position_frame(s_, header_, read_);
+      if (teleport_ > 0.0 && read_ > 0) {
+        const double moved = largest_move(ring_[(read_ - 1) % ring_.size()], p);
+        if (moved > teleport_ && !starts_[read_]) {
+          starts_[read_] = 1;
+          spdlog::debug(
+              "frame {}: a target point moved {:.4g} m since frame {} (teleport_distance {:.4g} "
+              "m); the springs restart at rest there",
+              header_.numbers[read_], moved, header_.numbers[read_ - 1], teleport_);
+        }
+      }
+      slot = std::move(p);
+      ++read_;
+    }
+    DATADYN_CHECK(f + ring_.size() >= read_);
+    return ring_[f % ring_.size()];
+  }
+  /// Whether a clip starts at frame f. @pre f has been read.
+  bool starts(std::size_t f) const {
+    DATADYN_CHECK_LT(f, read_);
+    return starts_[f] != 0;
+  }
+  /// The clip starts after frame 0, ascending. @pre every frame has been read.
+  std::vector<std::size_t> restarts() const {
+    DATADYN_CHECK_EQ(read_, size());
+    std::vector<std::size_t> out;
+    for (std::size_t f = 1; f < size(); ++f)
+      if (starts_[f]) out.push_back(f);
+    return out;
+  }
+
+ private:
+  const io::SequenceReader& s_;
+  const LoadedSequence& header_;
+  double teleport_;
+  std::vector<char> starts_;
+  std::array<Points3, 4> ring_;
+  std::size_t read_ = 0;
+};
+
+/// The frame numbers of frame indices (ascending).
+std::vector<std::int64_t> frame_numbers(const LoadedSequence& seq,
+                                        const std::vector<std::size_t>& frames) {
+  std::vector<std::int64_t> numbers;
+  for (const std::size_t f : frames) numbers.push_back(seq.numbers[f]);
+  return numbers;
 }
 
 }  // namespace
@@ -710,11 +779,13 @@ void run_apply(app::Context& ctx) {
   const auto rp = ctx.side_output(report_path(c.report, out), out, "/report");
   if (!c.truth_sequence.empty()) io::check_writable_directory(rp);
   io::CacheReader anim(*anim_file), springs_cache(*springs_file);
-  const LoadedSequence target = load_sequence(anim, c.target_sequence, "target_sequence");
+  require_sequence(anim, c.target_sequence, "target_sequence");
+  const io::SequenceReader target_reader = anim.sequence(c.target_sequence);
+  const LoadedSequence target = sequence_header(anim, target_reader, c.target_sequence);
   Springs springs;
   springs.ks = springs_cache.read_array<double>("/springs/ks").matrix().col(0);
   springs.kd = springs_cache.read_array<double>("/springs/kd").matrix().col(0);
-  const Eigen::Index N = target.frames[0].rows();
+  const Eigen::Index N = target.points;
   if (springs.ks.size() != N || springs.kd.size() != N)
     throw IoError(springs_file->string() + ": /springs/ks: " + std::to_string(springs.ks.size()) +
                   " springs, but " + anim_file->string() + ": /sequences/" + c.target_sequence +
@@ -742,68 +813,86 @@ void run_apply(app::Context& ctx) {
   SpringApplyOptions opt;
   opt.subframes = c.subframes;
   opt.amount = c.amount;
-  opt.resets = restart_frames(c, target, ctx.config_origin("reset_frames"));
-  std::string restarts;  // frame numbers, for messages
-  for (const std::size_t f : opt.resets)
-    restarts += (restarts.empty() ? "" : ", ") + std::to_string(target.numbers[f]);
-  if (!restarts.empty()) spdlog::info("the springs restart at rest at frame(s) {}", restarts);
-  // The ground truth, if the animation has one, is read and checked before anything is
-  // written: a damaged one failed after the output had been committed.
+  const auto listed = listed_restarts(c, target, ctx.config_origin("reset_frames"));
+  // The ground truth, if the animation has one, is checked against the target before anything
+  // is written (its frames as they are compared).
   std::optional<LoadedSequence> truth;
+  std::optional<io::SequenceReader> truth_reader;
   const auto names = anim.sequence_names();  // by value: one vector for both iterators
   if (!c.truth_sequence.empty() &&
       std::find(names.begin(), names.end(), c.truth_sequence) != names.end()) {
-    truth = load_sequence(anim, c.truth_sequence, "truth_sequence");
+    truth_reader.emplace(anim.sequence(c.truth_sequence));
+    truth = sequence_header(anim, *truth_reader, c.truth_sequence);
     check_pair(target, *truth);
   }
+  TargetFrames frames(target_reader, target, listed, c.teleport_distance);
+  const std::size_t F = frames.size(), S = static_cast<std::size_t>(c.subframes);
   if (ctx.dry_run()) {
-    std::printf(
-        "would apply %ld springs to %zu frames (%s)%s and write %s\n", static_cast<long>(N),
-        target.frames.size(),
-        app::counted(static_cast<std::size_t>(c.subframes), "sub-frame", "sub-frames").c_str(),
-        restarts.empty() ? "" : (", restarting at frame(s) " + restarts).c_str(), out.c_str());
+    // Reads every frame (checked, and the teleports found) but integrates nothing.
+    for (std::size_t f = 0; f < F; ++f) frames.at(f);
+    const std::string restarts = frame_list_text(frame_numbers(target, frames.restarts()));
+    std::printf("would apply %ld springs to %zu frames (%s)%s and write %s\n", static_cast<long>(N),
+                F, app::counted(S, "sub-frame", "sub-frames").c_str(),
+                restarts.empty() ? "" : (", restarting at frame(s) " + restarts).c_str(),
+                out.c_str());
     return;
   }
   const double dt = 1.0 / target.frame_rate;
-  const auto r = spring_apply(target.frames, dt, springs, opt);
+  SpringStepper stepper(springs, dt, opt);
+  std::vector<Points3> states(S);
+  double e_target = 0.0, e_springs = 0.0;  // squared errors against the truth (m^2)
 
   io::CacheWriter w(out, ctx.provenance());
-  {
-    auto& s = w.add_sequence(c.output_sequence, {target.frame_rate * c.subframes, 3});
-    s.set_attribute("subframes", static_cast<std::int64_t>(c.subframes));
-    if (!opt.resets.empty()) {  // in the output's own frame numbers
-      std::vector<std::int64_t> numbers;
-      for (const std::size_t f : opt.resets)
-        numbers.push_back(static_cast<std::int64_t>(f) * c.subframes + 1);
-      s.set_attribute("reset_frames", numbers);
+  auto& seq = w.add_sequence(c.output_sequence, {target.frame_rate * c.subframes, 3});
+  seq.set_attribute("subframes", static_cast<std::int64_t>(c.subframes));
+  if (target.rest.rows() == N) seq.write_static("rest/position", io::view(target.rest));
+  if (target.triangles.rows() > 0)
+    seq.write_static("topology/triangles", io::view(target.triangles));
+  io::write_face_uv(seq, target.uv);
+  const auto append = [&](std::size_t k, const Points3& p) {  // output frame k, from 0
+    seq.append_frame(static_cast<std::int64_t>(k) + 1, target.times[0] + dt * double(k) / double(S),
+                     {{"points/position", io::view(p)}});
+  };
+  append(0, frames.at(0));
+  app::Progress progress("frame", F);
+  progress.tick();
+  for (std::size_t n = 0; n + 1 < F; ++n) {
+    frames.at(std::min(n + 2, F - 1));  // reads on, finding a teleport at n + 1 or n + 2
+    if (frames.starts(n + 1))
+      stepper.cut(frames.at(n), frames.at(n + 1), states);
+    else
+      stepper.advance(frames.starts(n) ? nullptr : &frames.at(n - 1), frames.at(n),
+                      frames.at(n + 1),
+                      n + 2 < F && !frames.starts(n + 2) ? &frames.at(n + 2) : nullptr, states);
+    for (std::size_t j = 0; j < S; ++j) append(n * S + j + 1, states[j]);
+    if (truth) {
+      const Points3 t = read_position_frame(*truth_reader, *truth, n + 1);
+      e_target += (frames.at(n + 1) - t).squaredNorm();
+      e_springs += (states[S - 1] - t).squaredNorm();
     }
-    if (target.rest.rows() == N) s.write_static("rest/position", io::view(target.rest));
-    if (target.triangles.rows() > 0)
-      s.write_static("topology/triangles", io::view(target.triangles));
-    io::write_face_uv(s, target.uv);
-    for (std::size_t k = 0; k < r.positions.size(); ++k)
-      s.append_frame(static_cast<std::int64_t>(k) + 1, target.times[0] + r.times[k],
-                     {{"points/position", io::view(r.positions[k])}});
+    progress.tick();
   }
+  progress.finish();
+  const auto restarts = frames.restarts();
+  const auto reset_numbers = frame_numbers(target, restarts);
+  if (!restarts.empty()) {  // in the output's own frame numbers
+    spdlog::info("the springs restarted at rest at frame(s) {}", frame_list_text(reset_numbers));
+    std::vector<std::int64_t> numbers;
+    for (const std::size_t f : restarts) numbers.push_back(static_cast<std::int64_t>(f * S) + 1);
+    seq.set_attribute("reset_frames", numbers);
+  }
+  seq.finish();
   w.commit();
 
   // Held-out evaluation when the animation carries its own ground truth.
   if (truth) {
-    double e_target = 0.0, e_springs = 0.0;
-    for (std::size_t f = 1; f < target.frames.size(); ++f) {
-      e_target += (target.frames[f] - truth->frames[f]).squaredNorm();
-      e_springs +=
-          (r.positions[f * static_cast<std::size_t>(c.subframes)] - truth->frames[f]).squaredNorm();
-    }
-    const double count = double(target.frames.size() - 1) * double(N);
+    const double count = double(F - 1) * double(N);
     const double rms_t = std::sqrt(e_target / count), rms_s = std::sqrt(e_springs / count);
     spdlog::info("against {}: rms error {:.3e} m with the target alone, {:.3e} m with springs",
                  c.truth_sequence, rms_t, rms_s);
-    std::vector<std::int64_t> reset_numbers;
-    for (const std::size_t f : opt.resets) reset_numbers.push_back(target.numbers[f]);
     write_json(rp, {{"rms_target_m", rms_t},
                     {"rms_springs_m", rms_s},
-                    {"frames", target.frames.size()},
+                    {"frames", F},
                     {"vertices", N},
                     {"reset_frames", reset_numbers},
                     {"provenance", app::provenance_json(ctx.provenance())}});

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "core/check.hpp"
 #include "core/parallel.hpp"
@@ -277,20 +278,100 @@ HermiteCubic hermite_coefficients(const std::vector<Points3>& targets, std::size
   return h;
 }
 
+SpringStepper::SpringStepper(const Springs& springs, double dt, const SpringApplyOptions& options)
+    : n_(springs.ks.size()),
+      subframes_(options.subframes),
+      amount_(options.amount),
+      grain_(options.grain),
+      alpha_scale_(2.0 / (dt * dt)),
+      beta_scale_(6.0 / (dt * dt * dt)) {
+  DATADYN_CHECK(dt > 0.0);
+  DATADYN_CHECK_GE(subframes_, 1);
+  DATADYN_CHECK(amount_ >= 0.0);
+  DATADYN_CHECK_GT(grain_, std::size_t{0});
+  DATADYN_CHECK_EQ(springs.kd.size(), n_);
+  const std::size_t N = static_cast<std::size_t>(n_), S = static_cast<std::size_t>(subframes_);
+  maps_.assign(S, std::vector<IntervalMap>(N));
+  parallel_for(N, grain_, [&](std::size_t b, std::size_t e) {
+    for (std::size_t i = b; i < e; ++i) {
+      const Eigen::Index v = static_cast<Eigen::Index>(i);
+      maps_[0][i] = interval_map(springs.ks[v], springs.kd[v], dt);
+      for (std::size_t j = 1; j < S; ++j)
+        maps_[j][i] = interval_map(springs.ks[v], springs.kd[v], dt * double(j) / double(S));
+    }
+  });
+  y_.assign(3 * N, 0.0);
+  yv_.assign(3 * N, 0.0);
+}
+
+void SpringStepper::check_frames(const std::initializer_list<const Points3*> frames,
+                                 std::span<Points3> out) const {
+  DATADYN_CHECK_EQ(out.size(), static_cast<std::size_t>(subframes_));
+  for (const Points3* f : frames)
+    if (f) DATADYN_CHECK_EQ(f->rows(), n_);
+  for (Points3& o : out) o.resize(n_, 3);
+}
+
+void SpringStepper::advance(const Points3* prev, const Points3& x0, const Points3& x1,
+                            const Points3* next, std::span<Points3> out) {
+  check_frames({prev, &x0, &x1, next}, out);
+  const std::size_t S = static_cast<std::size_t>(subframes_);
+  // Tangents are one-sided at the ends of a clip.
+  const double* p = prev ? prev->data() : nullptr;
+  const double* a0 = x0.data();
+  const double* a1 = x1.data();
+  const double* q = next ? next->data() : nullptr;
+  // Coordinate l = 3 i + c of vertex i: its cubic, and α and β of the file comment.
+  const auto cubic_at = [&](std::size_t l) {
+    const ScalarCubic h = interval_cubic(p, a0, a1, q, static_cast<Eigen::Index>(l));
+    return std::tuple{h, h.a * alpha_scale_, h.q * beta_scale_};
+  };
+  parallel_for(static_cast<std::size_t>(n_), grain_, [&](std::size_t b, std::size_t e) {
+    for (std::size_t j = 1; j < S; ++j) {
+      const double s = double(j) / double(S);
+      double* o = out[j - 1].data();
+      for (std::size_t l = 3 * b; l < 3 * e; ++l) {
+        const IntervalMap& M = maps_[j][l / 3];
+        const auto [h, alpha, beta] = cubic_at(l);
+        const double target = ((h.q * s + h.a) * s + h.m0) * s + h.p0;
+        o[l] = target + amount_ * (M.phi11 * y_[l] + M.phi12 * yv_[l] - alpha * M.i1 - beta * M.j1);
+      }
+    }
+    double* o = out[S - 1].data();
+    for (std::size_t l = 3 * b; l < 3 * e; ++l) {
+      const IntervalMap& M = maps_[0][l / 3];
+      const auto [h, alpha, beta] = cubic_at(l);
+      const double y0 = y_[l], v0 = yv_[l];
+      y_[l] = M.phi11 * y0 + M.phi12 * v0 - alpha * M.i1 - beta * M.j1;
+      yv_[l] = M.phi21 * y0 + M.phi22 * v0 - alpha * M.phi12 - beta * M.i1;
+      o[l] = a1[l] + amount_ * y_[l];
+    }
+  });
+}
+
+void SpringStepper::cut(const Points3& x0, const Points3& x1, std::span<Points3> out) {
+  check_frames({&x0, &x1}, out);
+  const std::size_t S = static_cast<std::size_t>(subframes_);
+  parallel_for(static_cast<std::size_t>(n_), grain_, [&](std::size_t b, std::size_t e) {
+    for (std::size_t j = 1; j < S; ++j) {
+      double* o = out[j - 1].data();
+      for (std::size_t l = 3 * b; l < 3 * e; ++l) o[l] = x0.data()[l] + amount_ * y_[l];
+    }
+    double* o = out[S - 1].data();
+    for (std::size_t l = 3 * b; l < 3 * e; ++l) {
+      o[l] = x1.data()[l];
+      y_[l] = yv_[l] = 0.0;
+    }
+  });
+}
+
 SpringApplyResult spring_apply(const std::vector<Points3>& targets, double dt,
                                const Springs& springs, const SpringApplyOptions& options,
                                const ProgressCallback& progress) {
   const std::size_t F = targets.size();
   DATADYN_CHECK_GE(F, std::size_t{2});
-  DATADYN_CHECK(dt > 0.0);
-  DATADYN_CHECK_GE(options.subframes, 1);
   const Eigen::Index N = targets[0].rows();
   DATADYN_CHECK_EQ(springs.ks.size(), N);
-  DATADYN_CHECK_EQ(springs.kd.size(), N);
-  for (const auto& t : targets) DATADYN_CHECK_EQ(t.rows(), N);
-  const int S = options.subframes;
-  const double amount = options.amount;
-  DATADYN_CHECK(amount >= 0.0);
   // starts[f]: a clip starts at frame f (frame 0 and every reset).
   std::vector<char> starts(F + 1, 0);
   starts[0] = 1;
@@ -299,99 +380,35 @@ SpringApplyResult spring_apply(const std::vector<Points3>& targets, double dt,
     DATADYN_CHECK(i == 0 || options.resets[i] > options.resets[i - 1]);
     starts[options.resets[i]] = 1;
   }
-
+  SpringStepper stepper(springs, dt, options);
+  const std::size_t S = static_cast<std::size_t>(options.subframes);
   SpringApplyResult result;
-  const std::size_t outputs = (F - 1) * static_cast<std::size_t>(S) + 1;
-  result.positions.assign(outputs, Points3(N, 3));
-  for (std::size_t k = 0; k < outputs; ++k) result.times.push_back(dt * double(k) / S);
+  const std::size_t outputs = (F - 1) * S + 1;
+  result.positions.resize(outputs);
+  for (std::size_t k = 0; k < outputs; ++k) result.times.push_back(dt * double(k) / double(S));
   result.positions[0] = targets[0];
-
-  const double alpha_scale = 2.0 / (dt * dt), beta_scale = 6.0 / (dt * dt * dt);
-  parallel_for(static_cast<std::size_t>(N), options.grain, [&](std::size_t b, std::size_t e) {
-    const Eigen::Index n0 = static_cast<Eigen::Index>(b), count = static_cast<Eigen::Index>(e - b);
-    // Per-vertex maps: [0] over a whole interval, [j] over j/S of it.
-    std::vector<std::vector<IntervalMap>> maps(static_cast<std::size_t>(S),
-                                               std::vector<IntervalMap>(e - b));
-    for (Eigen::Index i = 0; i < count; ++i) {
-      const double ks = springs.ks[n0 + i], kd = springs.kd[n0 + i];
-      maps[0][static_cast<std::size_t>(i)] = interval_map(ks, kd, dt);
-      for (int j = 1; j < S; ++j)
-        maps[static_cast<std::size_t>(j)][static_cast<std::size_t>(i)] =
-            interval_map(ks, kd, dt * j / S);
-    }
-    // Deviation state y = x - x̂ and y' per coordinate, 3 count values each.
-    std::vector<double> y(static_cast<std::size_t>(3 * count), 0.0),
-        yv(static_cast<std::size_t>(3 * count), 0.0);
-    for (std::size_t n = 0; n + 1 < F; ++n) {
-      if (starts[n + 1]) {
-        // A cut: the sub-frames hold the state at frame n, frame n + 1 starts at rest.
-        const double* x0 = targets[n].data();
-        for (int j = 1; j < S; ++j) {
-          Points3& out =
-              result.positions[n * static_cast<std::size_t>(S) + static_cast<std::size_t>(j)];
-          for (Eigen::Index i = 0; i < count; ++i)
-            for (int c = 0; c < 3; ++c) {
-              const Eigen::Index k = 3 * (n0 + i) + c;
-              out.data()[k] = x0[k] + amount * y[static_cast<std::size_t>(3 * i + c)];
-            }
-        }
-        Points3& out = result.positions[(n + 1) * static_cast<std::size_t>(S)];
-        const double* x1 = targets[n + 1].data();
-        for (Eigen::Index k = 3 * n0; k < 3 * (n0 + count); ++k) out.data()[k] = x1[k];
-        std::fill(y.begin(), y.end(), 0.0);
-        std::fill(yv.begin(), yv.end(), 0.0);
-        continue;
-      }
-      // Tangents are one-sided at the ends of a clip.
-      const double* prev = starts[n] ? nullptr : targets[n - 1].data();
-      const double* x0 = targets[n].data();
-      const double* x1 = targets[n + 1].data();
-      const double* next = n + 2 < F && !starts[n + 2] ? targets[n + 2].data() : nullptr;
-      for (int j = 1; j < S; ++j) {
-        const double s = double(j) / S;
-        Points3& out =
-            result.positions[n * static_cast<std::size_t>(S) + static_cast<std::size_t>(j)];
-        const auto& mj = maps[static_cast<std::size_t>(j)];
-        for (Eigen::Index i = 0; i < count; ++i) {
-          const IntervalMap& M = mj[static_cast<std::size_t>(i)];
-          for (int c = 0; c < 3; ++c) {
-            const Eigen::Index k = 3 * (n0 + i) + c;
-            const std::size_t l = static_cast<std::size_t>(3 * i + c);
-            const auto [p0, m0, a, q] = interval_cubic(prev, x0, x1, next, k);
-            const double alpha = a * alpha_scale, beta = q * beta_scale;
-            const double target = ((q * s + a) * s + m0) * s + p0;
-            out.data()[k] =
-                target + amount * (M.phi11 * y[l] + M.phi12 * yv[l] - alpha * M.i1 - beta * M.j1);
-          }
-        }
-      }
-      Points3& out = result.positions[(n + 1) * static_cast<std::size_t>(S)];
-      const auto& m = maps[0];
-      for (Eigen::Index i = 0; i < count; ++i) {
-        const IntervalMap& M = m[static_cast<std::size_t>(i)];
-        for (int c = 0; c < 3; ++c) {
-          const Eigen::Index k = 3 * (n0 + i) + c;
-          const std::size_t l = static_cast<std::size_t>(3 * i + c);
-          const auto [p0, m0, a, q] = interval_cubic(prev, x0, x1, next, k);
-          const double alpha = a * alpha_scale, beta = q * beta_scale;
-          const double y0 = y[l], v0 = yv[l];
-          y[l] = M.phi11 * y0 + M.phi12 * v0 - alpha * M.i1 - beta * M.j1;
-          yv[l] = M.phi21 * y0 + M.phi22 * v0 - alpha * M.phi12 - beta * M.i1;
-          out.data()[k] = x1[k] + amount * y[l];
-        }
-      }
-    }
-  });
-  if (progress) progress(F, F);
+  for (std::size_t n = 0; n + 1 < F; ++n) {
+    const std::span<Points3> out(result.positions.data() + n * S + 1, S);
+    if (starts[n + 1])
+      stepper.cut(targets[n], targets[n + 1], out);
+    else
+      stepper.advance(starts[n] ? nullptr : &targets[n - 1], targets[n], targets[n + 1],
+                      n + 2 < F && !starts[n + 2] ? &targets[n + 2] : nullptr, out);
+    if (progress) progress(n + 2, F);
+  }
   return result;
+}
+
+double largest_move(const Points3& from, const Points3& to) {
+  DATADYN_CHECK_EQ(from.rows(), to.rows());
+  return from.rows() == 0 ? 0.0 : (to - from).rowwise().norm().maxCoeff();
 }
 
 std::vector<std::size_t> jump_frames(const std::vector<Points3>& targets, double distance) {
   DATADYN_CHECK(distance > 0.0);
   std::vector<std::size_t> out;
-  const double limit = distance * distance;
   for (std::size_t f = 1; f < targets.size(); ++f)
-    if ((targets[f] - targets[f - 1]).rowwise().squaredNorm().maxCoeff() > limit) out.push_back(f);
+    if (largest_move(targets[f - 1], targets[f]) > distance) out.push_back(f);
   return out;
 }
 

@@ -23,7 +23,9 @@
 /// no e^{-kd tau/2} cosh ε overflow); underdamped (z <= -1) uses cos and sin.
 
 #include <cstddef>
+#include <initializer_list>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include <Eigen/Core>
@@ -89,6 +91,9 @@ struct SpringApplyOptions {
   double amount = 1.0;
 };
 
+/// The largest distance a point moved from `from` to `to` (same rows; metres, 0 for no points).
+double largest_move(const Points3& from, const Points3& to);
+
 /// The frames (indices f >= 1, ascending) at which some point of `targets` moved more than
 /// `distance` metres from frame f - 1: the jumps a teleport or a cut in an animation makes.
 /// @param distance metres, > 0.
@@ -101,10 +106,38 @@ struct SpringApplyResult {
   std::vector<double> times;
 };
 
+/// The spring layer integrated one frame interval at a time (eq. 4-13), for animations longer
+/// than memory: it holds each vertex's deviation and its velocity, never a frame it is not given.
+/// Starts at rest on the target (x = x̂, x' = x̂'). Parallel over fixed chunks of vertices
+/// (results do not depend on the thread count); the vertices run inner over contiguous rows.
+class SpringStepper {
+ public:
+  /// `options.resets` is not used: the caller says where a clip ends (cut).
+  SpringStepper(const Springs& springs, double dt, const SpringApplyOptions& options);
+  /// The interval from frame `x0` to frame `x1`: out[j - 1] is the state at j/S of it (j = 1..S,
+  /// S = subframes; out[S - 1] at x1). `prev` (the frame before x0) and `next` (the one after
+  /// x1) are null at the ends of a clip, which gives one-sided tangents.
+  void advance(const Points3* prev, const Points3& x0, const Points3& x1, const Points3* next,
+               std::span<Points3> out);
+  /// A cut between `x0` and `x1` (a reset): the sub-frames hold the state at x0, and x1 starts
+  /// at rest on its target.
+  void cut(const Points3& x0, const Points3& x1, std::span<Points3> out);
+
+ private:
+  void check_frames(std::initializer_list<const Points3*> frames, std::span<Points3> out) const;
+
+  Eigen::Index n_;
+  int subframes_;
+  double amount_;
+  std::size_t grain_;
+  double alpha_scale_, beta_scale_;
+  std::vector<std::vector<IntervalMap>> maps_;  ///< [j][vertex]: over j/S of an interval ([0]: all)
+  std::vector<double> y_, yv_;                  ///< 3 #N deviations y = x - x̂ (m) and y' (m/s)
+};
+
 /// Integrates every vertex's spring through the targets (eq. 4-13), starting at rest on the
 /// target (x = x̂, x' = x̂' at frame 0 and at every reset), and returns positions at the frame
-/// (and sub-frame) times. Parallel over fixed chunks of vertices; within a chunk the frames run
-/// outer and the vertices inner (contiguous rows), so the loop vectorises.
+/// (and sub-frame) times: SpringStepper over frames held in memory.
 /// @param targets F >= 2 frames of #N by 3 positions (metres), spaced dt apart.
 /// @param dt frame interval (s), > 0.
 /// @param springs #N ks, kd.
