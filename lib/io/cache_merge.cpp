@@ -61,11 +61,13 @@ struct Merger {
   std::vector<Handle> files;
   std::string out_name;
   MergeResult result;
-  std::function<void()> interrupted;
+  ProgressCallback progress;
+  std::size_t chunks_total = 0;  // per-frame chunks of the inputs' sequences
+  mutable std::size_t chunks_done = 0;
   std::vector<std::set<haddr_t>> visited;  // per input: the groups merged so far
 
   void poll() const {
-    if (interrupted) interrupted();
+    if (progress) progress(chunks_done, std::max(chunks_done, chunks_total));
   }
 
   std::string name(std::size_t input) const { return inputs[input].string(); }
@@ -253,7 +255,9 @@ struct Merger {
       // An empty frame (no points) has no chunk to copy.
       detail::copy_chunk(ds, from.data(), out.get(), at.data(), buffer, where,
                          out_name + ": " + path);
+      ++chunks_done;
     }
+    poll();
   }
 
   /// A per-frame array stored whole (a sequence's time and frame, the tables of frame groups
@@ -403,14 +407,14 @@ struct Merger {
 MergeResult merge_caches(const std::vector<std::filesystem::path>& inputs,
                          const std::filesystem::path& output,
                          const std::function<std::string(const std::string&)>& command_line,
-                         const std::function<void()>& interrupted) {
+                         const ProgressCallback& progress) {
   if (inputs.empty()) throw IoError("merge: no input caches");
   // As every writer does before any work: the merged file is renamed over whatever is at
   // `output`, and /dev/null or a directory must not be replaced.
   require_directory(output);
   check_replaceable(output);
   Merger m;
-  m.interrupted = interrupted;
+  m.progress = progress;
   m.inputs = inputs;
   m.out_name = output.string();
   m.visited.resize(inputs.size());
@@ -418,7 +422,12 @@ MergeResult merge_caches(const std::vector<std::filesystem::path>& inputs,
   for (const auto& in : inputs) {
     // Validates the format and every sequence's shapes, naming file and dataset.
     CacheReader reader(in);
-    for (const auto& s : reader.sequence_names()) (void)reader.sequence(s);
+    for (const auto& name : reader.sequence_names()) {
+      const SequenceReader s = reader.sequence(name);
+      std::size_t per_frame = s.grids().size();
+      for (const auto& a : s.point_arrays()) per_frame += s.is_per_frame("points/" + a) ? 1 : 0;
+      m.chunks_total += per_frame * s.frame_count();
+    }
     provenance.push_back(reader.provenance());
   }
   h5::silence_errors();

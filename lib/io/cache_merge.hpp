@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "core/progress.hpp"
+
 namespace datadyn::io {
 
 struct MergeResult {
@@ -32,11 +34,13 @@ struct MergeResult {
 /// - Everything else must be identical wherever it appears, and is copied once.
 /// Throws IoError naming the files and the dataset when inputs disagree, a frame appears twice,
 /// or an input is damaged.
-/// `interrupted` is called between frames and datasets and may throw to stop the merge (the
-/// tools pass their SIGINT/SIGTERM check); the temporary files are then removed.
+/// `progress(done, total)` counts the per-frame chunks copied (one per frame of each per-frame
+/// array of a sequence; `total` is known from the inputs before the copy starts). It is called
+/// after each chunk and between datasets, and may throw to stop the merge (the tools' SIGINT/
+/// SIGTERM check); the temporary files are then removed.
 MergeResult merge_caches(const std::vector<std::filesystem::path>& inputs,
                          const std::filesystem::path& output,
                          const std::function<std::string(const std::string&)>& command_line,
-                         const std::function<void()>& interrupted = {});
+                         const ProgressCallback& progress = {});
 
 }  // namespace datadyn::io

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <regex>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -621,6 +622,8 @@ TEST_CASE(
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     CHECK(file_bytes(dir / "merged" / "out.h5") == file_bytes(dir / "single" / "out.h5"));
+    // Progress in per-frame chunks, ending at the total counted from the inputs.
+    CHECK(std::regex_search(r.err, std::regex(R"(chunk (\d+)/\1 \(100%\))")));
     CHECK(datadyn::io::CacheReader(dir / "merged" / "out.h5")
               .provenance()
               .command_line.find("--shard") == std::string::npos);

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <optional>
+#include <set>
 
 #include "core/errors.hpp"
 #include "core/types.hpp"
@@ -197,6 +198,29 @@ TEST_CASE("cache merge: static arrays must agree between shards") {
   CHECK(m.find("differs") != std::string::npos);
 }
 
+TEST_CASE("cache merge: progress counts every per-frame chunk against the inputs' total") {
+  // Two shards of sequences a and b, three frames each, one per-frame array (points/position):
+  // 12 chunks. The count only grows, ends at the total, and the total never changes.
+  FixedClock clock;
+  TempDir dir;
+  write_run(dir / "p1.h5", "tool", 1, 3);
+  write_run(dir / "p2.h5", "tool", 4, 6);
+  std::vector<std::pair<std::size_t, std::size_t>> calls;
+  merge_caches(
+      {dir / "p1.h5", dir / "p2.h5"}, dir / "m.h5", [](const std::string& l) { return l; },
+      [&](std::size_t done, std::size_t total) { calls.emplace_back(done, total); });
+  REQUIRE(!calls.empty());
+  CHECK(calls.back() == std::pair<std::size_t, std::size_t>{12, 12});
+  for (std::size_t k = 0; k < calls.size(); ++k) {
+    CHECK(calls[k].second == 12);
+    if (k > 0) CHECK(calls[k].first >= calls[k - 1].first);
+  }
+  // Every chunk is a call of its own (between datasets the count repeats).
+  std::set<std::size_t> counts;
+  for (const auto& c : calls) counts.insert(c.first);
+  CHECK(counts.size() == 13);  // 0 to 12
+}
+
 TEST_CASE("cache merge: an interruption part way leaves neither the output nor a temporary file") {
   FixedClock clock;
   TempDir dir;
@@ -204,7 +228,7 @@ TEST_CASE("cache merge: an interruption part way leaves neither the output nor a
   write_run(dir / "p2.h5", "tool", 4, 6);
   std::filesystem::create_directories(dir / "out");
   int calls = 0;
-  const auto stop_at_fifth = [&] {
+  const auto stop_at_fifth = [&](std::size_t, std::size_t) {
     if (++calls == 5) throw RunError("interrupted");
   };
   CHECK_THROWS_AS(merge_caches(
@@ -288,7 +312,7 @@ TEST_CASE("cache merge: an output that is not a regular file is refused before a
   std::ofstream(dir / "target.txt") << "kept";
   std::filesystem::create_symlink(dir / "target.txt", dir / "link.h5");
   int calls = 0;
-  const auto count = [&] { ++calls; };
+  const auto count = [&](std::size_t, std::size_t) { ++calls; };
   for (const char* name : {"adir", "link.h5"}) {
     INFO(name);
     const auto message = io_error_message([&] {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 
 #include <spdlog/spdlog.h>
 
@@ -102,12 +103,21 @@ void merge(Context& ctx) {
                 counted(sequences, "sequence", "sequences").c_str(), out.c_str());
     return;
   }
+  // The chunk count is known once the merge has read the inputs.
+  std::optional<datadyn::app::Progress> progress;
   const auto r = datadyn::io::merge_caches(
       ctx.inputs(), out,
       [&](const std::string& shard_line) {
         return datadyn::app::merged_command_line(shard_line, out.string());
       },
-      datadyn::app::check_interrupted);
+      [&](std::size_t done, std::size_t total) {
+        if (!progress && total > 0) progress.emplace("chunk", total);
+        if (progress && done > progress->done())
+          progress->tick(done - progress->done());
+        else
+          datadyn::app::check_interrupted();
+      });
+  if (progress) progress->finish();
   spdlog::info("merged {} into {}: {}, {} ({} split)",
                counted(ctx.inputs().size(), "cache", "caches"), out.string(),
                counted(r.sequences, "sequence", "sequences"), counted(r.frames, "frame", "frames"),
