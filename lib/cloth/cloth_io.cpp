@@ -817,9 +817,13 @@ std::vector<TrainingRun> read_training_runs(const std::vector<std::filesystem::p
   std::vector<TrainingRun> seqs;
   // Run name -> the file that gave it first and its index in seqs.
   std::map<std::string, std::pair<std::filesystem::path, std::size_t>> given;
+  const char* const kind = "target runs (cloth-train simulate)";
+  std::size_t total = 0;  // for the progress line: reading hundreds of runs takes a while
+  for (const auto& in : inputs) total += cloth_sequences(io::CacheReader(in), in, kind).size();
+  app::Progress progress("run read", total);
   for (const auto& in : inputs) {
     io::CacheReader cache(in);
-    for (const auto& name : cloth_sequences(cache, in, "target runs (cloth-train simulate)")) {
+    for (const auto& name : cloth_sequences(cache, in, kind)) {
       const auto seq = cache.sequence(name);
       expect_miniature_factor(seq, in, 1);
       const ClothParams p = params_of(seq, in.string());
@@ -851,8 +855,10 @@ std::vector<TrainingRun> read_training_runs(const std::vector<std::filesystem::p
         given.emplace(name, std::make_pair(in, seqs.size()));
       }
       seqs.push_back(std::move(next));
+      progress.tick();
     }
   }
+  progress.finish();
   return seqs;
 }
 
@@ -946,26 +952,25 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
   model.options = config.features;
   model.miniature = config.train_miniature;
   const bool simulated = config.train_miniature == "simulated";
-  std::optional<app::Progress> simulating;
-  if (simulated) simulating.emplace("miniature", seqs.size());
+  app::Progress pairing(simulated ? "miniature" : "run paired", seqs.size());
   std::vector<cloth::PatchPairs> train_parts, test_parts;
   for (std::size_t i = 0; i < order.size(); ++i) {
     const TrainingRun& s = seqs[order[i]];
     const bool is_test = i >= order.size() - n_test;
     (is_test ? model.test_sequences : model.train_sequences).push_back(s.name);
     auto& parts = is_test ? test_parts : train_parts;
-    if (!simulated) {
+    if (simulated) {
+      // The miniature of this run as upscale simulates it, one frame per target frame.
+      ClothParams mp = miniature_params(s.params, f);
+      mp.frames = static_cast<int>(s.frames.size());
+      parts.push_back(training_pairs(s.frames, simulate_frames(mp, s.name + " (miniature)"), s.grid,
+                                     config.features));
+    } else {
       parts.push_back(training_pairs(s.frames, s.grid, config.features));
-      continue;
     }
-    // The miniature of this run as upscale simulates it, one frame per target frame.
-    ClothParams mp = miniature_params(s.params, f);
-    mp.frames = static_cast<int>(s.frames.size());
-    parts.push_back(training_pairs(s.frames, simulate_frames(mp, s.name + " (miniature)"), s.grid,
-                                   config.features));
-    simulating->tick(1);
+    pairing.tick();
   }
-  if (simulating) simulating->finish();
+  pairing.finish();
   auto dataset = [](const std::vector<cloth::PatchPairs>& parts) {
     PatchPairs all = concatenate(parts);
     return learn::Dataset{std::move(all.x), std::move(all.y)};

@@ -538,6 +538,11 @@ Scene build_scene(const SceneConfig& config, const app::ConfigOrigin& origin,
     BodySetup s;
     s.name = bc.name;
     s.mesh = remove_unused_vertices(body_mesh(bc.mesh, origin, where + "/mesh", note));
+    // A large body takes a while to build (1e6 particles: about 10 s): say where the time goes.
+    if (note)
+      note(Note::Info, "body '" + bc.name + "': meshed, " + std::to_string(s.mesh.vertices.rows()) +
+                           " particles and " + std::to_string(s.mesh.tets.rows()) +
+                           " tets; building its regions and examples");
     s.masses = lumped_masses(s.mesh, bc.density);
     s.params = bc.params;
     // The render faces as the file gives them, for the surface examples.

@@ -56,6 +56,22 @@ TEST_CASE("cloth-train: the same seed gives the same model bytes at --threads 1 
   CHECK(model.shape("/model/history/test_loss") == datadyn::io::Shape{4});
 }
 
+TEST_CASE("cloth-train: train reports the runs it reads and pairs before the first epoch") {
+  // Reading and pairing hundreds of runs took half a minute without a line.
+  TempDir dir;
+  const auto t = (dir / "t.h5").string();
+  REQUIRE(run_command(kTool + " simulate" + kSmall + " -o " + t).exit_code == 0);
+  const std::string loud = kSmall.substr(std::string(" -q").size());
+  auto r = run_command(kTool + " train" + loud + " -i " + t + " -o " + (dir / "m.h5").string());
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto read = r.err.find("run read 3/3 (100%)"), paired = r.err.find("run paired 3/3 (100%)");
+  CHECK(read != std::string::npos);
+  CHECK(paired != std::string::npos);
+  CHECK(read < paired);
+  CHECK(paired < r.err.find("epoch 1/4"));
+}
+
 TEST_CASE(
     "cloth-train: simulate and upscale write the same bytes at --threads 1 and 2 and any SIMD") {
   // 65 x 65 particles (33 x 33 miniature): large enough that the solver's two substitution groups,

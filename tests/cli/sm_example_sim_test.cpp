@@ -543,6 +543,10 @@ TEST_CASE("sm-example-sim: a dry run says what it would do, in words for one or 
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("would simulate 1 body to frame 3 and write 3 frames to ") != std::string::npos);
   CHECK(r.err.find("1 example, 1 group, 0 pinned") != std::string::npos);
+  // Before the regions and examples are built (seconds for a large body), a line says so.
+  const auto meshed = r.err.find(
+      "body 'cuboid': meshed, 225 particles and 640 tets; building its regions and examples");
+  CHECK(meshed < r.err.find("1 example, 1 group, 0 pinned"));
   CHECK_FALSE(std::filesystem::exists(dir / "b.h5"));
 }
 
