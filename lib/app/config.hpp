@@ -151,11 +151,13 @@ class ConfigReader {
   ConfigReader child(const std::string& key);
   /// Reads a list of objects: when present it replaces `items` (each element starts from
   /// `prototype` and is read by `read`); when absent each default element is read to record it.
-  /// A list longer than `max_items` fails before any element is read.
+  /// A list longer than `max_items` fails before any element is read; `max_reason` says where the
+  /// bound comes from when another key sets it (" (one per slice: slices.count = 24)").
   template <class T>
   void get_list(const std::string& key, std::vector<T>& items, const T& prototype,
                 const std::function<void(ConfigReader&, T&)>& read,
-                std::size_t max_items = static_cast<std::size_t>(-1));
+                std::size_t max_items = static_cast<std::size_t>(-1),
+                const std::string& max_reason = {});
 
   /// Checks that every key in the document and every --set was used; throws ConfigError naming
   /// the first unknown one and the nearest known key. Call once after reading everything.
@@ -454,7 +456,7 @@ void ConfigReader::get_enum(const std::string& key, E& value,
 template <class T>
 void ConfigReader::get_list(const std::string& key, std::vector<T>& items, const T& prototype,
                             const std::function<void(ConfigReader&, T&)>& read,
-                            std::size_t max_items) {
+                            std::size_t max_items, const std::string& max_reason) {
   const Raw r = raw(key);
   if (r.override) {
     // `--set key=[]` empties the list (no examples, no fixed slices); an element is set by its
@@ -473,7 +475,7 @@ void ConfigReader::get_list(const std::string& key, std::vector<T>& items, const
     if (!r.value->is_array()) fail_at(r, key, "a list of objects", json_text(*r.value));
     // Before the elements: reading 10^5 of them took seconds before the length was checked.
     if (r.value->size() > max_items)
-      fail_at(r, key, "a list of at most " + std::to_string(max_items) + " objects",
+      fail_at(r, key, "a list of at most " + std::to_string(max_items) + " objects" + max_reason,
               json_text(*r.value));
     items.assign(r.value->size(), prototype);
   }

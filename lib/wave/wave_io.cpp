@@ -85,7 +85,8 @@ void read_edit_params(app::ConfigReader& r, EditParams& p) {
         x.slice = static_cast<std::size_t>(slice);
         f.get("simulation", x.simulation, at_least(-1));
       },
-      static_cast<std::size_t>(p.slice_count));  // one entry per slice at most
+      static_cast<std::size_t>(p.slice_count),
+      " (one per slice: slices.count = " + std::to_string(p.slice_count) + ")");
   r.get_enum("method", p.method,
              {{"optimal", SelectionMethod::Optimal}, {"greedy", SelectionMethod::Greedy}});
   if (p.method == SelectionMethod::Greedy && p.fixed.empty())

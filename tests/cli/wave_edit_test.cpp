@@ -293,7 +293,9 @@ TEST_CASE("wave-edit: bad databases and bad edits are clear errors that write no
                     {"slice": -1}])");
   r = edit("six.json", "", "z.h5");
   CHECK(r.exit_code == 2);
-  CHECK(r.err.find("/fixed: expected a list of at most 5 objects, got [") != std::string::npos);
+  CHECK(
+      r.err.find("/fixed: expected a list of at most 5 objects (one per slice: slices.count = 5), "
+                 "got [") != std::string::npos);
   r = edit("edit.json", " --set slices.count=9000", "z.h5");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/slices/count: expected an integer in [1, 4096]") != std::string::npos);
