@@ -1176,6 +1176,7 @@ void run_upscale(app::Context& ctx, const ClothConfig& config, const std::string
         interpolate_upscale(rest_positions(job.mini), grid, Interpolation::Bilinear);
     write_grid_sequence(writer, job.name, job.target, target,
                         {{"method", method}, {"dsds_factor", std::int64_t{f}}}, rest);
+    std::vector<Points3>().swap(job.frames);  // done with: memory stays flat over many runs
   }
   writer.commit();
 }

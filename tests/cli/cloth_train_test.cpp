@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <regex>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -54,6 +55,30 @@ TEST_CASE("cloth-train: the same seed gives the same model bytes at --threads 1 
   CHECK(model.shape("/model/layer_0/weight") == datadyn::io::Shape{64, 36});
   CHECK(model.shape("/model/layer_3/weight") == datadyn::io::Shape{27, 64});
   CHECK(model.shape("/model/history/test_loss") == datadyn::io::Shape{4});
+}
+
+TEST_CASE("cloth-train: upscale's memory grows little with the number of runs") {
+  // 10 and 160 simulated-and-upscaled runs of a 33 x 33 curtain, 30 frames. Each run's miniature
+  // frames were kept to the end: +63 MB from 10 to 160 runs (0.42 MB a run); released after each
+  // run's sequence is written, +32 MB (the cache's own metadata per sequence remains). The bound
+  // lies between, with room for the allocator.
+  TempDir dir;
+  const auto peak_mb = [&](int runs) {
+    std::string masses;
+    for (int i = 0; i < runs; ++i) masses += (i ? "," : "") + std::to_string(0.008 + 1e-4 * i);
+    const auto r = run_command("/usr/bin/time -f 'maxrss %M' " + kTool +
+                               " upscale -q --set cloth.nx=33 --set cloth.ny=33 --set "
+                               "cloth.frames=30 --set upscale.method=bilinear --set runs.mass=" +
+                               masses + " -o " + (dir / "u.h5").string());
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    std::smatch m;
+    REQUIRE(std::regex_search(r.err, m, std::regex(R"(maxrss (\d+))")));
+    return std::stod(m[1]) / 1024.0;
+  };
+  const double few = peak_mb(10), many = peak_mb(160);
+  MESSAGE("cloth-train upscale peak RSS: " << few << " MB for 10 runs, " << many << " MB for 160");
+  CHECK(many - few < 48.0);
 }
 
 TEST_CASE("cloth-train: train reports the runs it reads and pairs before the first epoch") {
