@@ -162,6 +162,17 @@ std::string counted(std::size_t n, const std::string& one, const std::string& ma
   return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
+std::string byte_text(std::uintmax_t bytes) {
+  if (bytes < 1000) return std::to_string(bytes) + " B";
+  static constexpr const char* units[] = {"kB", "MB", "GB", "TB", "PB"};
+  double value = static_cast<double>(bytes);
+  std::size_t u = 0;
+  for (value /= 1000.0; value >= 999.5 && u + 1 < std::size(units); ++u) value /= 1000.0;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g %s", value, units[u]);
+  return buf;
+}
+
 std::string nearest_of(const std::string& word, const std::vector<std::string>& known,
                        const std::string& what) {
   std::string best, all;

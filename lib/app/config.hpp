@@ -47,6 +47,10 @@ std::string nearest_of(const std::string& word, const std::vector<std::string>& 
 /// "1 body", "0 bodies", "3 bodies": a count and its noun, for messages.
 std::string counted(std::size_t n, const std::string& one, const std::string& many);
 
+/// "812 B", "1.19 MB", "2.2 GB": a byte count in three significant digits of decimal units, as
+/// `ls -h --si` and file managers show sizes.
+std::string byte_text(std::uintmax_t bytes);
+
 /// A check on a number: what it accepts, in words for the error message.
 struct Range {
   std::optional<double> min, max;

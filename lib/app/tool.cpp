@@ -35,18 +35,6 @@ namespace datadyn::app {
 
 namespace {
 
-// Three significant digits in decimal units, as `ls -h --si` and file managers show them.
-std::string byte_text(std::uintmax_t bytes) {
-  if (bytes < 1000) return std::to_string(bytes) + " B";
-  static constexpr const char* units[] = {"kB", "MB", "GB", "TB", "PB"};
-  double value = static_cast<double>(bytes);
-  std::size_t u = 0;
-  for (value /= 1000.0; value >= 999.5 && u + 1 < std::size(units); ++u) value /= 1000.0;
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g %s", value, units[u]);
-  return buf;
-}
-
 // The file's size, or none if it cannot be read.
 std::optional<std::uintmax_t> file_bytes(const std::filesystem::path& file) {
   std::error_code ec;

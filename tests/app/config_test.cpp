@@ -494,6 +494,13 @@ TEST_CASE("config: counts in messages take the noun's number") {
   CHECK(datadyn::app::counted(1, "body", "bodies") == "1 body");
   CHECK(datadyn::app::counted(0, "body", "bodies") == "0 bodies");
   CHECK(datadyn::app::counted(12, "file", "files") == "12 files");
+  // Sizes as `ls -h --si` shows them: three significant digits, decimal units, rounding up to
+  // the next unit at 999.5.
+  CHECK(datadyn::app::byte_text(812) == "812 B");
+  CHECK(datadyn::app::byte_text(1000) == "1 kB");
+  CHECK(datadyn::app::byte_text(1190040) == "1.19 MB");
+  CHECK(datadyn::app::byte_text(999600) == "1 MB");
+  CHECK(datadyn::app::byte_text(2200000000) == "2.2 GB");
 }
 
 TEST_CASE("config: --set changes one element of a list of numbers or of points by index") {
