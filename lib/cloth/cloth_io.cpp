@@ -820,7 +820,8 @@ std::vector<TrainingRun> read_training_runs(const std::vector<std::filesystem::p
   const char* const kind = "target runs (cloth-train simulate)";
   std::size_t total = 0;  // for the progress line: reading hundreds of runs takes a while
   for (const auto& in : inputs) total += cloth_sequences(io::CacheReader(in), in, kind).size();
-  app::Progress progress("run read", total);
+  spdlog::info("reading {}", app::counted(total, "run", "runs"));
+  app::Progress progress("run", total);
   for (const auto& in : inputs) {
     io::CacheReader cache(in);
     for (const auto& name : cloth_sequences(cache, in, kind)) {
@@ -952,7 +953,12 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
   model.options = config.features;
   model.miniature = config.train_miniature;
   const bool simulated = config.train_miniature == "simulated";
-  app::Progress pairing(simulated ? "miniature" : "run paired", seqs.size());
+  const std::string runs = app::counted(seqs.size(), "run", "runs");
+  if (simulated)
+    spdlog::info("simulating the miniatures of {} and pairing them", runs);
+  else
+    spdlog::info("pairing {} into training pairs", runs);
+  app::Progress pairing(simulated ? "miniature" : "run", seqs.size());
   std::vector<cloth::PatchPairs> train_parts, test_parts;
   for (std::size_t i = 0; i < order.size(); ++i) {
     const TrainingRun& s = seqs[order[i]];

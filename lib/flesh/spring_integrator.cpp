@@ -304,7 +304,7 @@ SpringStepper::SpringStepper(const Springs& springs, double dt, const SpringAppl
   yv_.assign(3 * N, 0.0);
 }
 
-void SpringStepper::check_frames(const std::initializer_list<const Points3*> frames,
+void SpringStepper::prepare_step(const std::initializer_list<const Points3*> frames,
                                  std::span<Points3> out) const {
   DATADYN_CHECK_EQ(out.size(), static_cast<std::size_t>(subframes_));
   for (const Points3* f : frames)
@@ -314,7 +314,7 @@ void SpringStepper::check_frames(const std::initializer_list<const Points3*> fra
 
 void SpringStepper::advance(const Points3* prev, const Points3& x0, const Points3& x1,
                             const Points3* next, std::span<Points3> out) {
-  check_frames({prev, &x0, &x1, next}, out);
+  prepare_step({prev, &x0, &x1, next}, out);
   const std::size_t S = static_cast<std::size_t>(subframes_);
   // Tangents are one-sided at the ends of a clip.
   const double* p = prev ? prev->data() : nullptr;
@@ -350,7 +350,7 @@ void SpringStepper::advance(const Points3* prev, const Points3& x0, const Points
 }
 
 void SpringStepper::cut(const Points3& x0, const Points3& x1, std::span<Points3> out) {
-  check_frames({&x0, &x1}, out);
+  prepare_step({&x0, &x1}, out);
   const std::size_t S = static_cast<std::size_t>(subframes_);
   parallel_for(static_cast<std::size_t>(n_), grain_, [&](std::size_t b, std::size_t e) {
     for (std::size_t j = 1; j < S; ++j) {

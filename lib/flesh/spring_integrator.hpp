@@ -124,7 +124,8 @@ class SpringStepper {
   void cut(const Points3& x0, const Points3& x1, std::span<Points3> out);
 
  private:
-  void check_frames(std::initializer_list<const Points3*> frames, std::span<Points3> out) const;
+  /// Checks the frames' sizes and sizes the outputs to #N by 3.
+  void prepare_step(std::initializer_list<const Points3*> frames, std::span<Points3> out) const;
 
   Eigen::Index n_;
   int subframes_;

@@ -63,11 +63,11 @@ struct Merger {
   MergeResult result;
   ProgressCallback progress;
   std::size_t chunks_total = 0;  // per-frame chunks of the inputs' sequences
-  mutable std::size_t chunks_done = 0;
+  std::size_t chunks_done = 0;
   std::vector<std::set<haddr_t>> visited;  // per input: the groups merged so far
 
   void poll() const {
-    if (progress) progress(chunks_done, std::max(chunks_done, chunks_total));
+    if (progress) progress(chunks_done, chunks_total);
   }
 
   std::string name(std::size_t input) const { return inputs[input].string(); }
@@ -215,7 +215,7 @@ struct Merger {
   /// A per-frame array of a sequence: created with the first input's properties at the merged
   /// frame count, its one-frame chunks copied raw from the inputs in frame order.
   void merge_frame_chunks(const std::vector<Source>& sources, hid_t to, const std::string& child,
-                          const std::string& path, const FrameOrder& order) const {
+                          const std::string& path, const FrameOrder& order) {
     const hid_t ds0 = sources[0].id;
     Handle type(H5Dget_type(ds0), H5Tclose);
     Handle dcpl = detail::creation_plist_of(ds0);

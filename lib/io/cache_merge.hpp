@@ -35,9 +35,10 @@ struct MergeResult {
 /// Throws IoError naming the files and the dataset when inputs disagree, a frame appears twice,
 /// or an input is damaged.
 /// `progress(done, total)` counts the per-frame chunks copied (one per frame of each per-frame
-/// array of a sequence; `total` is known from the inputs before the copy starts). It is called
-/// after each chunk and between datasets, and may throw to stop the merge (the tools' SIGINT/
-/// SIGTERM check); the temporary files are then removed.
+/// array of a sequence; `total`, counted from the inputs before the copy starts, is the same in
+/// every call). It is called before each chunk and after each dataset, and may throw to stop the
+/// merge (the tools' SIGINT/SIGTERM check); the temporary files are then removed. After the last
+/// chunk the merged file is rewritten in the canonical layout and read back, without calls.
 MergeResult merge_caches(const std::vector<std::filesystem::path>& inputs,
                          const std::filesystem::path& output,
                          const std::function<std::string(const std::string&)>& command_line,

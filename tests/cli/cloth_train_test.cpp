@@ -90,11 +90,14 @@ TEST_CASE("cloth-train: train reports the runs it reads and pairs before the fir
   auto r = run_command(kTool + " train" + loud + " -i " + t + " -o " + (dir / "m.h5").string());
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
-  const auto read = r.err.find("run read 3/3 (100%)"), paired = r.err.find("run paired 3/3 (100%)");
-  CHECK(read != std::string::npos);
-  CHECK(paired != std::string::npos);
-  CHECK(read < paired);
-  CHECK(paired < r.err.find("epoch 1/4"));
+  const auto reading = r.err.find("reading 3 runs"), read = r.err.find("run 3/3 (100%)");
+  const auto pairing = r.err.find("pairing 3 runs into training pairs");
+  const auto paired = r.err.find("run 3/3 (100%)", pairing);
+  const auto epoch = r.err.find("epoch 1/4");
+  for (const auto at : {reading, read, pairing, paired, epoch}) CHECK(at != std::string::npos);
+  CHECK(reading < read);
+  CHECK(read < pairing);
+  CHECK(paired < epoch);
 }
 
 TEST_CASE(

@@ -704,6 +704,8 @@ TEST_CASE("spring-fit: apply restarts the springs at a teleport or a listed fram
   r = run_command(apply + " --dry-run --set teleport_distance=1 -o " + (dir / "d.h5").string());
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("restarting at frame(s) 16 and write") != std::string::npos);
+  // 30 frames of 5 float32 points: 1,800 bytes of positions.
+  CHECK(r.out.find("d.h5 (about 1.8 kB of positions)") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(dir / "d.h5"));
 
   // A frame the sequence does not have: a config error naming key, value and the frames there.
@@ -755,6 +757,54 @@ TEST_CASE("spring-fit: apply reads frame by frame and gives the in-memory integr
   }
   CHECK(std::get<std::vector<std::int64_t>>(out.attributes().at("reset_frames")) ==
         std::vector<std::int64_t>{19 * 3 + 1, 30 * 3 + 1});
+  // The shortest animation, two frames, cut between them by a teleport; and a cut at the last
+  // interval with one listed at the first frame (which starts at rest anyway).
+  write_targets(dir / "two.h5", 2, 7, [](int f, int i) { return Eigen::RowVector3d(f * 5, i, 0); });
+  for (const auto& [file, sets, resets] :
+       {std::tuple<std::string, std::string, std::vector<std::size_t>>{
+            "two.h5", " --set teleport_distance=1", {1}},
+        {"anim.h5", " --set reset_frames=[1,40]", {39}}}) {
+    INFO(file << sets);
+    const auto r2 = run_command(kSpringFit + " apply -q -i " + (dir / file).string() + " -i " +
+                                (dir / "springs.h5").string() + " --set subframes=3" + sets +
+                                " -o " + (dir / "edge.h5").string());
+    INFO(r2.err);
+    REQUIRE(r2.exit_code == 0);
+    const auto in = datadyn::io::CacheReader(dir / file).sequence("quasistatic");
+    std::vector<datadyn::Points3> x;
+    for (std::size_t f = 0; f < in.frame_count(); ++f) x.push_back(in.positions(f));
+    datadyn::flesh::SpringApplyOptions o;
+    o.subframes = 3;
+    o.resets = resets;
+    const auto want = datadyn::flesh::spring_apply(x, 1.0 / 30.0, {ks, kd}, o);
+    const auto got = datadyn::io::CacheReader(dir / "edge.h5").sequence("dynamic");
+    REQUIRE(got.frame_count() == want.positions.size());
+    for (std::size_t k = 0; k < got.frame_count(); ++k)
+      CHECK(got.positions(k) == want.positions[k].cast<float>().cast<double>());
+  }
+}
+
+TEST_CASE("spring-fit: apply checks every frame of the truth, at frame 0 and in a dry run too") {
+  // The truth is read frame by frame as apply compares it; frame 0 is never compared, and a dry
+  // run compares nothing, but a NaN there is still a damaged input (exit 1, naming the frame).
+  TempDir dir;
+  write_springs(dir / "springs.h5", Eigen::VectorXd::Constant(4, 50.0),
+                Eigen::VectorXd::Constant(4, 1.0));
+  for (const int bad : {0, 3}) {
+    const auto anim = dir / ("anim" + std::to_string(bad) + ".h5");
+    write_pair(anim, 4, 4, 6, 6, 30.0, bad);  // frames numbered from 0
+    for (const std::string flag : {"", " --dry-run"}) {
+      INFO("frame index " << bad << flag);
+      const auto r =
+          run_command(kSpringFit + " apply -q" + flag + " -i " + anim.string() + " -i " +
+                      (dir / "springs.h5").string() + " -o " + (dir / "out.h5").string());
+      CHECK(r.exit_code == 1);
+      CHECK(r.err.find("/sequences/dynamic/points/position: frame " + std::to_string(bad) +
+                       " (index " + std::to_string(bad) + "): point 1 is not finite") !=
+            std::string::npos);
+      CHECK_FALSE(std::filesystem::exists(dir / "out.h5"));
+    }
+  }
 }
 
 TEST_CASE("spring-fit: apply's memory does not grow with the animation's length") {

@@ -112,12 +112,13 @@ void merge(Context& ctx) {
       },
       [&](std::size_t done, std::size_t total) {
         if (!progress && total > 0) progress.emplace("chunk", total);
-        if (progress && done > progress->done())
-          progress->tick(done - progress->done());
-        else
-          datadyn::app::check_interrupted();
+        if (!progress) return datadyn::app::check_interrupted();
+        const bool last = done == total && progress->done() < total;
+        progress->callback()(done, total);
+        if (!last) return;
+        progress->finish();  // the copy is done; the canonical rewrite takes about as long again
+        spdlog::info("rewriting {} in the canonical layout and reading it back", out.string());
       });
-  if (progress) progress->finish();
   spdlog::info("merged {} into {}: {}, {} ({} split)",
                counted(ctx.inputs().size(), "cache", "caches"), out.string(),
                counted(r.sequences, "sequence", "sequences"), counted(r.frames, "frame", "frames"),
