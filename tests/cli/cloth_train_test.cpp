@@ -7,7 +7,6 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
-#include <regex>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -66,15 +65,13 @@ TEST_CASE("cloth-train: upscale's memory grows little with the number of runs") 
   const auto peak_mb = [&](int runs) {
     std::string masses;
     for (int i = 0; i < runs; ++i) masses += (i ? "," : "") + std::to_string(0.008 + 1e-4 * i);
-    const auto r = run_command("/usr/bin/time -f 'maxrss %M' " + kTool +
-                               " upscale -q --set cloth.nx=33 --set cloth.ny=33 --set "
-                               "cloth.frames=30 --set upscale.method=bilinear --set runs.mass=" +
-                               masses + " -o " + (dir / "u.h5").string());
+    const auto r = datadyn::test::run_measured(
+        kTool + " upscale -q --set cloth.nx=33 --set cloth.ny=33 --set cloth.frames=30 --set " +
+        "upscale.method=bilinear --set runs.mass=" + masses + " -o " + (dir / "u.h5").string());
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
-    std::smatch m;
-    REQUIRE(std::regex_search(r.err, m, std::regex(R"(maxrss (\d+))")));
-    return std::stod(m[1]) / 1024.0;
+    REQUIRE(r.peak_mb >= 0.0);
+    return r.peak_mb;
   };
   const double few = peak_mb(10), many = peak_mb(160);
   MESSAGE("cloth-train upscale peak RSS: " << few << " MB for 10 runs, " << many << " MB for 160");

@@ -11,7 +11,6 @@
 #include <chrono>
 #include <limits>
 #include <map>
-#include <regex>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -421,13 +420,12 @@ TEST_CASE("mesh-export: memory is bounded by one frame, not by the sequence leng
     }
     w.commit();
   }
-  const auto r = run_command("/usr/bin/time -f 'maxrss %M' " + kTool + " -q -i " + cache.string() +
-                             " -o " + (dir / "big.pc2").string());
+  const auto r = datadyn::test::run_measured(kTool + " -q -i " + cache.string() + " -o " +
+                                             (dir / "big.pc2").string());
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
-  std::smatch m;
-  REQUIRE(std::regex_search(r.err, m, std::regex(R"(maxrss (\d+))")));
-  const double mb = std::stod(m[1]) / 1024.0;
+  REQUIRE(r.peak_mb >= 0.0);
+  const double mb = r.peak_mb;
   MESSAGE("mesh-export peak RSS: " << mb << " MB for 60 frames of 100,000 points");
   CHECK(mb < 100.0);
   CHECK(datadyn::test::read_pc2(dir / "big.pc2").frames == 60);

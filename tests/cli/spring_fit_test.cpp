@@ -8,7 +8,6 @@
 #include <fstream>
 #include <functional>
 #include <limits>
-#include <regex>
 
 #include <nlohmann/json.hpp>
 
@@ -818,14 +817,13 @@ TEST_CASE("spring-fit: apply's memory does not grow with the animation's length"
   });
   write_springs(dir / "springs.h5", Eigen::VectorXd::Constant(4000, 200.0),
                 Eigen::VectorXd::Constant(4000, 4.0));
-  const auto r = run_command("/usr/bin/time -f 'maxrss %M' " + kSpringFit + " apply -q -i " +
-                             (dir / "anim.h5").string() + " -i " + (dir / "springs.h5").string() +
-                             " -o " + (dir / "out.h5").string());
+  const auto r = datadyn::test::run_measured(
+      kSpringFit + " apply -q -i " + (dir / "anim.h5").string() + " -i " +
+      (dir / "springs.h5").string() + " -o " + (dir / "out.h5").string());
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
-  std::smatch m;
-  REQUIRE(std::regex_search(r.err, m, std::regex(R"(maxrss (\d+))")));
-  const double mb = std::stod(m[1]) / 1024.0;
+  REQUIRE(r.peak_mb >= 0.0);
+  const double mb = r.peak_mb;
   MESSAGE("spring-fit apply peak RSS: " << mb << " MB for 1,500 frames of 4,000 points");
   CHECK(mb < 100.0);
   CHECK(datadyn::io::CacheReader(dir / "out.h5").sequence("dynamic").frame_count() == 1500);

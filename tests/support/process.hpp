@@ -30,6 +30,20 @@ inline ProcessResult run_command(const std::string& command) {
   return r;
 }
 
+/// A command's result and its peak resident memory.
+struct MeasuredResult : ProcessResult {
+  double peak_mb = -1.0;  ///< MiB, as GNU time's %M reports it (KiB / 1024); -1 if not reported
+};
+
+/// Runs a command under GNU time (`/usr/bin/time -f 'maxrss %M'`, whose line ends stderr).
+inline MeasuredResult run_measured(const std::string& command) {
+  MeasuredResult r;
+  static_cast<ProcessResult&>(r) = run_command("/usr/bin/time -f 'maxrss %M' " + command);
+  const auto at = r.err.rfind("maxrss ");
+  if (at != std::string::npos) r.peak_mb = std::stod(r.err.substr(at + 7)) / 1024.0;
+  return r;
+}
+
 }  // namespace datadyn::test
 
 #include <fcntl.h>
