@@ -818,13 +818,20 @@ std::vector<TrainingRun> read_training_runs(const std::vector<std::filesystem::p
   // Run name -> the file that gave it first and its index in seqs.
   std::map<std::string, std::pair<std::filesystem::path, std::size_t>> given;
   const char* const kind = "target runs (cloth-train simulate)";
-  std::size_t total = 0;  // for the progress line: reading hundreds of runs takes a while
-  for (const auto& in : inputs) total += cloth_sequences(io::CacheReader(in), in, kind).size();
+  // The runs of every input, listed first for the progress line (reading hundreds of runs takes
+  // a while); each file is then opened again to read its runs.
+  std::vector<std::vector<std::string>> names_of;
+  std::size_t total = 0;
+  for (const auto& in : inputs) {
+    names_of.push_back(cloth_sequences(io::CacheReader(in), in, kind));
+    total += names_of.back().size();
+  }
   spdlog::info("reading {}", app::counted(total, "run", "runs"));
   app::Progress progress("run", total);
-  for (const auto& in : inputs) {
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const auto& in = inputs[i];
     io::CacheReader cache(in);
-    for (const auto& name : cloth_sequences(cache, in, kind)) {
+    for (const auto& name : names_of[i]) {
       const auto seq = cache.sequence(name);
       expect_miniature_factor(seq, in, 1);
       const ClothParams p = params_of(seq, in.string());

@@ -70,8 +70,8 @@ Points3 read_position_frame(const io::SequenceReader& s, const LoadedSequence& s
   return p;
 }
 
-/// Everything of the sequence `name` but its positions (`frames` stays empty; `points` is set),
-/// checked: which the config key `key` chose ("target_sequence").
+/// Everything of the sequence `name` (open as `s`) but its positions, checked: `frames` stays
+/// empty and `points` is set; read_position_frame reads the frames.
 LoadedSequence sequence_header(const io::CacheReader& cache, const io::SequenceReader& s,
                                const std::string& name) {
   LoadedSequence out;
