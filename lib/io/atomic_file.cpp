@@ -155,8 +155,11 @@ bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
   return std::filesystem::equivalent(a, b, ec) && !ec;
 }
 
-AtomicFile::AtomicFile(std::filesystem::path path)
-    : path_(std::move(path)), tmp_(temporary_path_for(path_)), active_(true) {
+AtomicFile::AtomicFile(std::filesystem::path path, std::string name)
+    : path_(std::move(path)),
+      tmp_(temporary_path_for(path_)),
+      name_(name.empty() ? path_.string() : std::move(name)),
+      active_(true) {
   check_replaceable(path_);
   registration_ = TemporaryRegistration(tmp_);
   file_ = std::fopen(tmp_.c_str(), "wb");
@@ -164,7 +167,7 @@ AtomicFile::AtomicFile(std::filesystem::path path)
     const int err = errno;
     active_ = false;
     require_directory(path_);
-    throw IoError(path_.string() + ": cannot create " + tmp_.string() + ": " + errno_text(err));
+    throw IoError(name_ + ": cannot create " + tmp_.string() + ": " + errno_text(err));
   }
   static constexpr std::size_t kBuffer = 1 << 20;
   std::setvbuf(file_, nullptr, _IOFBF, kBuffer);
@@ -177,6 +180,7 @@ AtomicFile::~AtomicFile() {
 AtomicFile::AtomicFile(AtomicFile&& o) noexcept
     : path_(std::move(o.path_)),
       tmp_(std::move(o.tmp_)),
+      name_(std::move(o.name_)),
       file_(std::exchange(o.file_, nullptr)),
       size_(o.size_),
       committed_(o.committed_),
@@ -188,6 +192,7 @@ AtomicFile& AtomicFile::operator=(AtomicFile&& o) noexcept {
     discard();
     path_ = std::move(o.path_);
     tmp_ = std::move(o.tmp_);
+    name_ = std::move(o.name_);
     file_ = std::exchange(o.file_, nullptr);
     size_ = o.size_;
     committed_ = o.committed_;
@@ -211,12 +216,12 @@ void AtomicFile::discard() noexcept {
 }
 
 void AtomicFile::write(const void* data, std::size_t bytes) {
-  if (!file_) throw IoError(path_.string() + ": write after commit or on a by-name file");
+  if (!file_) throw IoError(name_ + ": write after commit or on a by-name file");
   if (bytes == 0) return;
   if (std::fwrite(data, 1, bytes, file_) != bytes) {
     const int err = errno;
     discard();
-    throw IoError(path_.string() + ": write failed after " + std::to_string(size_) +
+    throw IoError(name_ + ": write failed after " + std::to_string(size_) +
                   " bytes: " + errno_text(err));
   }
   size_ += bytes;
@@ -226,12 +231,12 @@ void AtomicFile::flush() {
   if (file_ && std::fflush(file_) != 0) {
     const int err = errno;
     discard();
-    throw IoError(path_.string() + ": write failed: " + errno_text(err));
+    throw IoError(name_ + ": write failed: " + errno_text(err));
   }
 }
 
 void AtomicFile::commit() {
-  if (!active_) throw IoError(path_.string() + ": commit of a file that is not open");
+  if (!active_) throw IoError(name_ + ": commit of a file that is not open");
   if (file_) {
     const bool flushed = std::fflush(file_) == 0;
     const int err = errno;
@@ -239,13 +244,13 @@ void AtomicFile::commit() {
     file_ = nullptr;
     if (!flushed || !closed) {
       discard();
-      throw IoError(path_.string() + ": write failed: " + errno_text(err));
+      throw IoError(name_ + ": write failed: " + errno_text(err));
     }
   }
   std::error_code ec;
   if (!std::filesystem::exists(tmp_, ec)) {
     discard();
-    throw IoError(path_.string() + ": the temporary file " + tmp_.string() + " was not written");
+    throw IoError(name_ + ": the temporary file " + tmp_.string() + " was not written");
   }
   // From here the file belongs to put_in_place, which removes it if it fails.
   committed_ = true;

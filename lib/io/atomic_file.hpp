@@ -18,8 +18,10 @@ namespace datadyn::io {
 class AtomicFile {
  public:
   /// Creates `<path>.tmp-<pid>` for writing (binary). Throws IoError naming the path if it
-  /// cannot be created (no such directory, not writable).
-  explicit AtomicFile(std::filesystem::path path);
+  /// cannot be created (no such directory, not writable). `name` names the file in messages
+  /// instead of the path: a scratch file that is never committed (a USDA writer's spool) is
+  /// better named after the output it serves than by a path that never appears.
+  explicit AtomicFile(std::filesystem::path path, std::string name = {});
   ~AtomicFile();
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
@@ -45,6 +47,7 @@ class AtomicFile {
  private:
   void discard() noexcept;
   std::filesystem::path path_, tmp_;
+  std::string name_;  ///< the file in messages
   std::FILE* file_ = nullptr;
   std::size_t size_ = 0;
   bool committed_ = false, active_ = false;

@@ -121,7 +121,9 @@ UsdaWriter::Spool& UsdaWriter::spool(const std::string& declaration, const std::
   s->metadata = metadata;
   std::filesystem::path p = path_;
   p += ".spool" + std::to_string(spools_.size());
-  s->file = std::make_unique<AtomicFile>(p);
+  // Messages name the output and the attribute: the spool's own path never appears on disk
+  // (only its temporary name does, which the message also gives).
+  s->file = std::make_unique<AtomicFile>(p, path_.string() + " (spooling its " + declaration + ")");
   spools_.push_back(std::move(s));
   return *spools_.back();
 }
