@@ -1,7 +1,10 @@
 #include "app/config.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <set>
@@ -156,6 +159,46 @@ const json* find(const json& doc, const std::string& pointer) {
   }
 }
 
+/// " at line L, column C" of the first number in JSON `text` beyond a double's range, or "" if
+/// none is found. Strings and comments are skipped, so "1e400" in a name or a comment before the
+/// number, or as the end of "21e400", does not mislead it: the parser reads in text order and
+/// stops at the first number that overflows.
+std::string overflow_place(const std::string& text) {
+  std::size_t line = 1, line_start = 0;
+  for (std::size_t i = 0; i < text.size();) {
+    const char c = text[i];
+    if (c == '\n') {
+      ++line;
+      line_start = ++i;
+    } else if (c == '"') {
+      for (++i; i < text.size() && text[i] != '"'; ++i)
+        if (text[i] == '\\') ++i;  // an escaped character, a quote among them
+      ++i;
+    } else if (c == '/' && i + 1 < text.size() && (text[i + 1] == '/' || text[i + 1] == '*')) {
+      const bool block = text[i + 1] == '*';
+      const std::size_t end = text.find(block ? "*/" : "\n", i + 2);
+      const std::size_t stop = end == std::string::npos ? text.size() : end + (block ? 2 : 0);
+      for (; i < stop; ++i)
+        if (text[i] == '\n') {
+          ++line;
+          line_start = i + 1;
+        }
+    } else if (c == '-' || (c >= '0' && c <= '9')) {
+      const std::size_t begin = i;
+      while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) ||
+                                 std::strchr("+-.eE", text[i]) != nullptr))
+        ++i;
+      const std::string number = text.substr(begin, i - begin);
+      if (std::isinf(std::strtod(number.c_str(), nullptr)))
+        return " at line " + std::to_string(line) + ", column " +
+               std::to_string(begin - line_start + 1);
+    } else {
+      ++i;
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string counted(std::size_t n, const std::string& one, const std::string& many) {
@@ -284,17 +327,9 @@ ConfigReader ConfigReader::load(const std::optional<std::filesystem::path>& file
                       "invalid JSON: " + (p == std::string::npos ? what : what.substr(p)));
   } catch (const json::out_of_range& e) {
     // "[json.exception.out_of_range.406] number overflow parsing '1e400'": no place given, so
-    // the line of the number's first occurrence is found here.
-    std::string what = e.what();
-    const std::size_t q0 = what.find('\''), q1 = what.rfind('\'');
-    std::string where;
-    if (q0 != std::string::npos && q1 > q0) {
-      const std::size_t at = text.find(what.substr(q0 + 1, q1 - q0 - 1));
-      if (at != std::string::npos)
-        where = " at line " +
-                std::to_string(
-                    1 + std::count(text.begin(), text.begin() + static_cast<long>(at), '\n'));
-    }
+    // it is found here.
+    const std::string what = e.what();
+    const std::string where = overflow_place(text);
     const std::size_t p = what.find("] ");
     throw ConfigError(ConfigError::FreeText{}, name, "",
                       "invalid JSON" + where + ": " +

@@ -255,8 +255,17 @@ TEST_CASE(
   // A number beyond a double: the parser's bare "number overflow" ended the run with exit 1.
   std::ofstream(dir / "huge.json") << "{\n  \"dt\": 0.1,\n  \"max_speed\": 1e400\n}\n";
   CHECK_THROWS_WITH_AS(ConfigReader::load(dir / "huge.json"),
-                       doctest::Contains("huge.json: invalid JSON at line 3: number overflow "
-                                         "parsing '1e400' (beyond a double's range)"),
+                       doctest::Contains("huge.json: invalid JSON at line 3, column 16: number "
+                                         "overflow parsing '1e400' (beyond a double's range)"),
+                       ConfigError);
+  // The same text earlier in comments and in a string (after an escaped quote) does not take
+  // the place: it was the line of the text's first occurrence.
+  std::ofstream(dir / "huge2.json") << "{\n  // up to 1e400\n  \"name\": \"1e400 \\\" 1e400\",\n"
+                                       "  /* 1e400\n 1e400 */ \"dt\": [21e4, 0.5],\n"
+                                       "  \"max_speed\": -1e400\n}\n";
+  CHECK_THROWS_WITH_AS(ConfigReader::load(dir / "huge2.json"),
+                       doctest::Contains("huge2.json: invalid JSON at line 6, column 16: number "
+                                         "overflow parsing '-1e400'"),
                        ConfigError);
   // A key given twice in one object: JSON leaves it to the reader, and the last one won.
   std::ofstream(dir / "twice.json")
