@@ -1083,7 +1083,8 @@ void run_upscale(app::Context& ctx, const ClothConfig& config, const std::string
     std::string name;
     ClothParams mini;
     ClothParams target;           // its grid, pins and colliders
-    std::vector<Points3> frames;  // empty: simulate
+    bool simulate = false;        // else its miniature is read from the cache
+    std::vector<Points3> frames;  // the miniature's, while the run is upscaled
   };
   std::vector<Job> jobs;
   if (inputs.size() > next + 1)
@@ -1091,32 +1092,38 @@ void run_upscale(app::Context& ctx, const ClothConfig& config, const std::string
                      std::string(model ? "the model and at most one miniature cache"
                                        : "at most one miniature cache") +
                      ", got " + std::to_string(inputs.size()) + " files");
+  std::optional<io::CacheReader> mini_cache;
+  // A run's miniature frames, checked: the patches index the miniature as an nx x ny grid, so
+  // another point count (an empty sequence crashed the upscaling) or a non-finite position is
+  // refused.
+  auto read_miniature = [&](const Job& job) {
+    const std::filesystem::path& file = inputs[next];
+    std::vector<Points3> frames = read_frames(mini_cache->sequence(job.name), file);
+    const Eigen::Index expected = static_cast<Eigen::Index>(job.mini.nx) * job.mini.ny;
+    for (std::size_t t = 0; t < frames.size(); ++t)
+      if (frames[t].rows() != expected)
+        throw IoError(file.string() + ": /sequences/" + job.name + "/positions: frame " +
+                      std::to_string(t + 1) + " has " + std::to_string(frames[t].rows()) +
+                      " points, expected the miniature's " + std::to_string(job.mini.nx) + " x " +
+                      std::to_string(job.mini.ny));
+    if (frames.empty()) throw IoError(file.string() + ": /sequences/" + job.name + ": no frames");
+    return frames;
+  };
   if (next < inputs.size()) {  // a miniature cache
-    io::CacheReader cache(inputs[next]);
+    mini_cache.emplace(inputs[next]);
     // A shard takes its part of the runs, as it does when it simulates them.
     const auto names =
-        cloth_sequences(cache, inputs[next], "miniature runs (cloth-train simulate)");
+        cloth_sequences(*mini_cache, inputs[next], "miniature runs (cloth-train simulate)");
     const auto range = shard_range(names.size(), ctx.shard());
     for (std::size_t k = range.begin; k < range.end; ++k) {
-      const std::string& name = names[k];
-      const auto seq = cache.sequence(name);
+      const auto seq = mini_cache->sequence(names[k]);
       expect_miniature_factor(seq, inputs[next], f);
-      Job job{name, params_of(seq, inputs[next].string()), {}, read_frames(seq, inputs[next])};
+      Job job{names[k], params_of(seq, inputs[next].string()), {}, false, {}};
       job.target = target_of_miniature(job.mini, f);
-      // The patches index the miniature as an nx x ny grid: another point count (an empty
-      // sequence crashed the upscaling) or a non-finite position is refused here.
-      const Eigen::Index expected = static_cast<Eigen::Index>(job.mini.nx) * job.mini.ny;
-      for (std::size_t t = 0; t < job.frames.size(); ++t) {
-        const Points3& x = job.frames[t];
-        if (x.rows() != expected || !x.allFinite())
-          throw IoError(inputs[next].string() + ": /sequences/" + name + "/positions: frame " +
-                        std::to_string(t + 1) + " has " + std::to_string(x.rows()) + " points" +
-                        (x.allFinite() ? "" : " with a non-finite coordinate") +
-                        ", expected the miniature's " + std::to_string(job.mini.nx) + " x " +
-                        std::to_string(job.mini.ny) + " finite points");
-      }
-      if (job.frames.empty())
-        throw IoError(inputs[next].string() + ": /sequences/" + name + ": no frames");
+      // Every run is checked before the first is upscaled, so a bad run late in the cache fails
+      // at once; its frames are read again when it is upscaled. Holding every run's frames from
+      // here on grew with the cache (about 1 MB a run for a 33 x 33 curtain of 30 frames).
+      read_miniature(job);
       jobs.push_back(std::move(job));
     }
   } else {
@@ -1127,7 +1134,7 @@ void run_upscale(app::Context& ctx, const ClothConfig& config, const std::string
         throw ConfigError(ctx.config_origins()({"scene", "cloth.nx", "cloth.ny"}), "/cloth/nx",
                           "nx - 1 and ny - 1 divisible by the model's factor " + std::to_string(f),
                           std::to_string(runs[k].nx) + " x " + std::to_string(runs[k].ny));
-      jobs.push_back({run_name(config.scene, k), miniature_params(runs[k], f), runs[k], {}});
+      jobs.push_back({run_name(config.scene, k), miniature_params(runs[k], f), runs[k], true, {}});
     }
   }
   const auto out = ctx.output();
@@ -1142,7 +1149,8 @@ void run_upscale(app::Context& ctx, const ClothConfig& config, const std::string
     const MiniatureGrid grid{job.mini.nx, job.mini.ny, f};
     const SceneConstraints constraints(job.target, job.mini, config.upscale_pins,
                                        config.upscale_colliders, config.upscale_self_collision);
-    const bool simulate = job.frames.empty();
+    const bool simulate = job.simulate;
+    if (!simulate) job.frames = read_miniature(job);
     const auto frames = static_cast<std::size_t>(simulate ? job.mini.frames : job.frames.size());
     app::Progress progress("frame", frames);
     const auto t0 = Clock::now();

@@ -108,8 +108,8 @@ void copy_dataset(hid_t from_ds, hid_t to_parent, const std::string& name,
 
 void write_canonical_copy(const std::filesystem::path& from, const std::filesystem::path& to,
                           const std::string& file_name) {
-  Handle in = h5::check_id(H5Fopen(from.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose,
-                           file_name + ": cannot reopen " + from.string());
+  Handle in = h5::check_id(H5Fopen(from.c_str(), H5F_ACC_RDONLY, h5::file_access_plist().get()),
+                           H5Fclose, file_name + ": cannot reopen " + from.string());
   Handle out = create_cache_file(to, file_name);
   Handle in_root(H5Gopen2(in.get(), "/", H5P_DEFAULT), H5Gclose);
   Handle out_root(H5Gopen2(out.get(), "/", H5P_DEFAULT), H5Gclose);

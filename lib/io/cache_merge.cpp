@@ -433,8 +433,9 @@ MergeResult merge_caches(const std::vector<std::filesystem::path>& inputs,
   h5::silence_errors();
   for (const auto& in : inputs) {
     const h5::ReadScope reading(in.string());
-    m.files.push_back(h5::check_id(H5Fopen(in.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose,
-                                   in.string() + ": cannot open"));
+    m.files.push_back(
+        h5::check_id(H5Fopen(in.c_str(), H5F_ACC_RDONLY, h5::file_access_plist().get()), H5Fclose,
+                     in.string() + ": cannot open"));
   }
 
   std::filesystem::path tmp = output, canonical;

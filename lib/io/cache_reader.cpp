@@ -482,8 +482,8 @@ CacheReader::CacheReader(std::filesystem::path path) : impl_(std::make_unique<Im
     throw IoError(r.file_name + ": not an HDF5 file (empty, damaged or another format)");
   }
   r.file = std::make_shared<Handle>(
-      h5::check_id(H5Fopen(r.file_name.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose,
-                   r.file_name + ": cannot open the HDF5 file (truncated or damaged?)"));
+      h5::check_id(H5Fopen(r.file_name.c_str(), H5F_ACC_RDONLY, h5::file_access_plist().get()),
+                   H5Fclose, r.file_name + ": cannot open the HDF5 file (truncated or damaged?)"));
   Handle root(H5Gopen2(r.file->get(), "/", H5P_DEFAULT), H5Gclose);
   const std::string w = r.file_name + ": /";
   if (H5Aexists(root.get(), "format") <= 0)

@@ -86,8 +86,8 @@ std::string cache_summary(const std::filesystem::path& path) {
   // Every sequence's own layout (docs/cache-format.md); anything else under it is listed below.
   static const std::vector<std::string> kLayout{"time",     "frame", "points", "rest",
                                                 "topology", "uv",    "grids"};
-  Handle file = h5::check_id(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose,
-                             path.string() + ": cannot open");
+  Handle file = h5::check_id(H5Fopen(path.c_str(), H5F_ACC_RDONLY, h5::file_access_plist().get()),
+                             H5Fclose, path.string() + ": cannot open");
   std::set<haddr_t> seen;
   for (const auto& name : names) {
     const SequenceReader s = r.sequence(name);
@@ -225,8 +225,8 @@ void check_cache(const std::filesystem::path& path,
   const h5::ReadScope reading(path.string());
   CacheReader r(path);
   {
-    Handle file = h5::check_id(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose,
-                               path.string() + ": cannot open");
+    Handle file = h5::check_id(H5Fopen(path.c_str(), H5F_ACC_RDONLY, h5::file_access_plist().get()),
+                               H5Fclose, path.string() + ": cannot open");
     std::set<haddr_t> seen;
     read_every_object(file.get(), "/", path.string(), seen);
   }

@@ -146,7 +146,8 @@ Handle creation_plist_of(hid_t dataset) {
 Handle create_cache_file(const std::filesystem::path& path, const std::string& file_name) {
   Handle fcpl(H5Pcreate(H5P_FILE_CREATE), H5Pclose);
   // Creation order tracking off, default sizes: identical inputs give identical bytes.
-  const hid_t id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, fcpl.get(), H5P_DEFAULT);
+  const hid_t id =
+      H5Fcreate(path.c_str(), H5F_ACC_TRUNC, fcpl.get(), h5::file_access_plist().get());
   if (id < 0) {
     // HDF5's own message is its error stack ("unable to open file: name = ..., errno = 2,
     // ..., o_flags = 242"); the system's reason says the same in words.

@@ -223,6 +223,25 @@ Handle group_create_plist() {
   return p;
 }
 
+Handle file_access_plist() {
+  Handle p(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+  H5AC_cache_config_t c{};
+  c.version = H5AC__CURR_CACHE_CONFIG_VERSION;
+  if (H5Pget_mdc_config(p.get(), &c) >= 0) {
+    // A fixed 1 MB (HDF5's smallest default size), not resized by hit rate. The size counts
+    // entries as stored; in memory they take many times that (about 25 MB of resident memory for
+    // each MB of cache, measured on caches of thousands of sequences). Reads and writes of frames
+    // ran as fast as with the defaults (bench/cache_io, cloth-train on 1,000-4,000 runs).
+    c.set_initial_size = true;
+    c.initial_size = c.min_size = c.max_size = std::size_t{1} << 20;
+    c.incr_mode = H5C_incr__off;
+    c.flash_incr_mode = H5C_flash_incr__off;
+    c.decr_mode = H5C_decr__off;
+    H5Pset_mdc_config(p.get(), &c);  // HDF5's defaults stay if it is refused
+  }
+  return p;
+}
+
 bool link_exists(hid_t file, const std::string& path) {
   if (path.empty() || path == "/") return true;
   // H5Lexists fails (rather than returning 0) if an intermediate link is missing: walk down.

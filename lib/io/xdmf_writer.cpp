@@ -82,8 +82,9 @@ void write_xdmf(const std::filesystem::path& xmf, const std::filesystem::path& c
   const SequenceReader seq = reader.sequence(sequence);
   const std::string file_name = cache.string();
   const h5::ReadScope reading(file_name);
-  h5::Handle file = h5::check_id(H5Fopen(file_name.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose,
-                                 file_name + ": cannot open");
+  h5::Handle file =
+      h5::check_id(H5Fopen(file_name.c_str(), H5F_ACC_RDONLY, h5::file_access_plist().get()),
+                   H5Fclose, file_name + ": cannot open");
 
   std::error_code ec;
   const auto xmf_dir = std::filesystem::absolute(xmf, ec).parent_path();
