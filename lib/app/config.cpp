@@ -498,10 +498,19 @@ void ConfigReader::fail(const std::string& key, const std::string& expected,
     keys.push_back(dotted(key));
     r.origin = origins()(keys);
   }
-  std::string got = r.override ? json_text(json(*r.override)) : r.value ? json_text(*r.value) : "";
+  // A --set shows its text as given: unquoted where it is JSON (`[5,5]`), quoted where it was
+  // read as a string (`"[5,5,x]"`).
+  std::string got;
+  if (r.override) {
+    const json parsed = json::parse(*r.override, nullptr, false);
+    got = json_text(parsed.is_discarded() ? json(*r.override) : parsed);
+  } else if (r.value) {
+    got = json_text(*r.value);
+  }
+  // A list with its elements' --sets shows as read.
   const json::json_pointer resolved_at(pointer_ + "/" + key);
   if (has_element_overrides(key) && state_->resolved.contains(resolved_at))
-    got = json_text(state_->resolved[resolved_at]);  // the list with its elements' --sets
+    got = json_text(state_->resolved[resolved_at]);
   if (got.empty()) {
     // Not given: the default, which a check across keys can fail too ("ks_max > ks_min").
     const json::json_pointer at(pointer_ + "/" + key);
@@ -513,10 +522,7 @@ void ConfigReader::fail(const std::string& key, const std::string& expected,
 
 void ConfigReader::fail_order(const std::string& low, const std::string& high, bool strict,
                               const std::string& qualifier) const {
-  // Blame the key the config gave: a --set min_corner above the default max_corner is the
-  // min_corner's fault, not the max_corner's.
-  const auto given = [&](const std::string& k) { return has(k) || has_element_overrides(k); };
-  const bool on_low = given(low) && !given(high);
+  const bool on_low = blamed(low, high) == low;
   const std::string& other = on_low ? high : low;
   const json::json_pointer other_at(pointer_ + "/" + other);
   const std::string other_value =
@@ -525,6 +531,11 @@ void ConfigReader::fail_order(const std::string& low, const std::string& high, b
       on_low ? (strict ? "below " : "not above ") : (strict ? "above " : "not below ");
   fail(on_low ? low : high, "a value " + relation + other + other_value + qualifier,
        {dotted(other)});
+}
+
+std::string ConfigReader::blamed(const std::string& low, const std::string& high) const {
+  const auto given = [&](const std::string& k) { return has(k) || has_element_overrides(k); };
+  return given(low) && !given(high) ? low : high;
 }
 
 std::filesystem::path ConfigReader::resolve_file(const std::string& key,

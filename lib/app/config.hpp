@@ -191,6 +191,10 @@ class ConfigReader {
   /// " on every axis").
   [[noreturn]] void fail_order(const std::string& low, const std::string& high, bool strict = true,
                                const std::string& qualifier = "") const;
+  /// Of two keys of this object checked together, the one a failed check blames: `low` when only
+  /// it was given (a --set min_corner above the default max_corner is min_corner's fault), else
+  /// `high`.
+  std::string blamed(const std::string& low, const std::string& high) const;
 
  private:
   ConfigReader(std::shared_ptr<detail::ConfigState> state, std::string pointer)

@@ -453,7 +453,15 @@ TEST_CASE("config: a failed order of two keys blames the one the config gave") {
   };
   CHECK(message("{}", {"min_corner=[5,5]"}) ==
         "--set min_corner: /min_corner: expected a value below max_corner ([1.0,1.0]) on every "
-        "axis, got \"[5,5]\"");
+        "axis, got [5,5]");
+  // Text that is not JSON was read as a string, and is quoted as one.
+  {
+    ConfigReader s = ConfigReader::from_json(json::parse("{}"), "c.json", {"name=[5,x]"});
+    std::string name = "a";
+    s.get("name", name);
+    CHECK_THROWS_WITH_AS(s.fail("name", "another name"),
+                         "--set name: /name: expected another name, got \"[5,x]\"", ConfigError);
+  }
   // An element's --set counts as given too.
   CHECK(message("{}", {"min_corner.1=5"})
             .find("--set min_corner.1: /min_corner: expected a value "
