@@ -38,6 +38,11 @@ int axis_index(const std::string& a) {
 // cylinder of Koyama et al. 2013, table 1): a resolution of 2000^3 is a typo, and it ran out of
 // memory without naming the key.
 constexpr double kMaxParticles = 1e7;
+// A body from 1 mm to 1 km across. Sizes near 1e-300 m passed "> 0" and failed later naming a
+// tet rather than the key, or ran with inverted matrices of no size (a cylinder of radius
+// 1e-160 m: its examples' condition number was infinite).
+constexpr double kMinBodySize = 1e-3, kMaxBodySize = 1e3;
+const char* const kBodySizes = "a body from 1 mm to 1 km";
 
 void read_mesh(ConfigReader& r, MeshConfig& m) {
   r.get_enum("type", m.kind,
@@ -55,11 +60,22 @@ void read_mesh(ConfigReader& r, MeshConfig& m) {
       r.get("max_corner", m.max_corner);
       if (!(m.max_corner.array() > m.min_corner.array()).all())
         r.fail_order("min_corner", "max_corner", true, " on every axis");
+      if (const Eigen::Vector3d extent = m.max_corner - m.min_corner;
+          !(extent.minCoeff() >= kMinBodySize && extent.maxCoeff() <= kMaxBodySize)) {
+        const bool on_min = r.blamed("min_corner", "max_corner") == "min_corner";
+        const Eigen::Vector3d& other = on_min ? m.max_corner : m.min_corner;
+        const std::string other_key = on_min ? "max_corner" : "min_corner";
+        r.fail(on_min ? "min_corner" : "max_corner",
+               "a corner 0.001 to 1000 m from " + other_key + " (" +
+                   app::json_text(nlohmann::json{other.x(), other.y(), other.z()}) +
+                   ") on every axis (" + kBodySizes + ")",
+               {r.dotted(other_key)});
+      }
       r.get("tets_per_cell", m.tets_per_cell, app::in_range(5, 6));
       break;
     case MeshKind::Cylinder:
-      r.get("radius", m.radius, app::positive());
-      r.get("height", m.height, app::positive());
+      r.get("radius", m.radius, app::in_range(kMinBodySize, kMaxBodySize));
+      r.get("height", m.height, app::in_range(kMinBodySize, kMaxBodySize));
       r.get("rings", m.rings, app::at_least(1));
       r.get("segments", m.segments, app::at_least(3));
       r.get("layers", m.layers, app::at_least(1));
@@ -230,6 +246,22 @@ Eigen::VectorXd fractions(const Points3& x, int axis) {
   return s;
 }
 
+/// Throws ConfigError on `where`/scale unless `vertices`, a file's mesh at its scale, make a body
+/// from 1 mm to 1 km across (a mesh in other units, or a scale of 1e-300, which left tets of no
+/// volume).
+void check_scaled_size(const Points3& vertices, const MeshConfig& m,
+                       const app::ConfigOrigin& origin, const std::string& where) {
+  if (vertices.rows() == 0) return;  // the loaders name an empty file
+  const double across = (vertices.colwise().maxCoeff() - vertices.colwise().minCoeff()).maxCoeff();
+  if (across >= kMinBodySize && across <= kMaxBodySize) return;
+  char size[64];
+  std::snprintf(size, sizeof size, "%.3g m across", across);
+  throw ConfigError(origin({where + "/scale", where + "/file"}), where + "/scale",
+                    std::string("a scale making ") + m.file + " " + kBodySizes + " (it is " + size +
+                        " at this scale; if the file is in other units, set mesh.scale)",
+                    app::json_text(m.scale));
+}
+
 TetMesh body_mesh(const MeshConfig& m, const app::ConfigOrigin& origin, const std::string& where,
                   const NoteCallback& note) {
   switch (m.kind) {
@@ -256,12 +288,14 @@ TetMesh body_mesh(const MeshConfig& m, const app::ConfigOrigin& origin, const st
     case MeshKind::TetGen: {
       TetMesh mesh = load_tetgen(m.file);
       mesh.vertices *= m.scale;
+      check_scaled_size(mesh.vertices, m, origin, where);
       return mesh;
     }
     case MeshKind::Obj: {
       const auto path = std::filesystem::path(m.file);
       SurfaceMesh surface = load_obj(path);
       surface.vertices *= m.scale;
+      check_scaled_size(surface.vertices, m, origin, where);
       TetrahedralizeOptions o;
       o.max_volume = m.max_volume;
       o.radius_edge_ratio = m.radius_edge_ratio;
@@ -281,6 +315,7 @@ TetMesh body_mesh(const MeshConfig& m, const app::ConfigOrigin& origin, const st
       const auto path = std::filesystem::path(m.file);
       SurfaceMesh surface = load_obj(path);
       surface.vertices *= m.scale;
+      check_scaled_size(surface.vertices, m, origin, where);
       if (surface.triangles.rows() == 0)
         throw IoError(path.string() + ": no triangles to fill (" + where + "/file)");
       // Cells are inside by the surface's winding: a file wound inward filled nothing, or with

@@ -232,7 +232,10 @@ FleshBody skinned_mesh_body(const MeshBodyConfig& m, const FleshSimulationParams
 void read_simulation_params(ConfigReader& r, FleshSimulationParams& p) {
   {
     auto b = r.child("body");
-    b.get("radius", p.radius, positive());
+    // A body from 1 mm to 100 m, bones of 1 mm or more: a radius of 1e-320 m passed "> 0" and
+    // stopped in an internal check of a tet's volume, bones of 1e-200 m left a system that
+    // could not be factorised, neither naming the key.
+    b.get("radius", p.radius, in_range(1e-3, 100.0));
     b.get("rings", p.rings, at_least(1));
     b.get("segments", p.segments, at_least(3));
     b.get("layers", p.layers, at_least(1));
@@ -240,10 +243,10 @@ void read_simulation_params(ConfigReader& r, FleshSimulationParams& p) {
   }
   {
     auto c = r.child("bones");
-    // Bones up to 100 m, frame rates from 1 to 10,000 fps: 1e308 m bones and 1e-300 fps reached
-    // internal checks of the solver instead of naming the key.
-    c.get("lengths", p.chain.lengths, app::Range{0.0, 100.0, true, false});
-    if (p.chain.lengths.empty()) c.fail("lengths", "a list of at least one bone length > 0");
+    // Bones from 1 mm to 100 m, frame rates from 1 to 10,000 fps: 1e308 m bones and 1e-300 fps
+    // reached internal checks of the solver instead of naming the key.
+    c.get("lengths", p.chain.lengths, in_range(1e-3, 100.0));
+    if (p.chain.lengths.empty()) c.fail("lengths", "a list of at least one bone length >= 0.001");
     c.get("blend_width", p.chain.blend_width, positive());
     c.get_enum("skinning", p.skinning,
                {{"linear", SkinningMethod::LinearBlend},

@@ -421,13 +421,43 @@ TEST_CASE("sm-example-sim: config errors exit 2 and name the key") {
   // A body under two cells across (a file in millimetres read as metres) runs as one block of
   // cells: it did so without a word.
   std::ofstream(dir / "tiny.json") << R"({"frames": 2, "bodies": [{"examples": [],
-             "mesh": {"type": "voxels", "file": "cube.obj", "scale": 0.0005}}]})";
+             "mesh": {"type": "voxels", "file": "cube.obj", "scale": 0.005}}]})";
   r = run_command(kSim + " -q -c " + (dir / "tiny.json").string() + " -o " +
                   (dir / "x.h5").string());
   CHECK(r.err.find("[warning] /bodies/0/mesh: " + (dir / "cube.obj").string() +
-                   " is 0.0005 m across (scale 0.0005), less than two cells of 0.1 m") !=
+                   " is 0.005 m across (scale 0.005), less than two cells of 0.1 m") !=
         std::string::npos);
   std::filesystem::remove(dir / "x.h5");
+  // Bodies under 1 mm or over 1 km across are refused by the key that sized them. A scale of
+  // 1e-300 left tets of no volume, failing later on a tet; a cylinder of radius 1e-160 m ran with
+  // examples whose condition number was infinite.
+  std::ofstream(dir / "tet.node") << "4 3 0 0\n1 0 0 0\n2 1 0 0\n3 0 1 0\n4 0 0 1\n";
+  std::ofstream(dir / "tet.ele") << "1 4 0\n1 1 2 3 4\n";
+  const auto mesh_error = [&](const std::string& mesh) {
+    std::ofstream(dir / "size.json") << R"({"bodies": [{"mesh": {)" << mesh << "}}]}";
+    return run_command(kSim + " -c " + (dir / "size.json").string() + " -o " +
+                       (dir / "x.h5").string());
+  };
+  for (const char* mesh : {R"("type": "voxels", "file": "cube.obj", "scale": 1e-300)",
+                           R"("type": "tetgen", "file": "tet.node", "scale": 1e-300)"}) {
+    r = mesh_error(mesh);
+    INFO(mesh);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("/bodies/0/mesh/scale: expected a scale making ") != std::string::npos);
+    CHECK(r.err.find(" a body from 1 mm to 1 km (it is 1e-300 m across at this scale; if the "
+                     "file is in other units, set mesh.scale), got 1e-300") != std::string::npos);
+  }
+  r = mesh_error(R"("type": "cylinder", "radius": 1e-160)");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/bodies/0/mesh/radius: expected a number in [0.001, 1000], got 1e-160") !=
+        std::string::npos);
+  // A box's corners too close: the corner the config gave is named, the other's value shown.
+  r = mesh_error(R"("type": "box", "max_corner": [0.25, 1.36, -0.2499999])");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("size.json: /bodies/0/mesh/max_corner: expected a corner 0.001 to 1000 m "
+                   "from min_corner ([-0.25,0.24,-0.25]) on every axis (a body from 1 mm to "
+                   "1 km), got [0.25,1.36,-0.2499999]") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir / "x.h5"));
   // A file the config names that is not there is a mistake in the config (exit 2), found
   // relative to the config's directory.
   std::ofstream(dir / "voxels.json")

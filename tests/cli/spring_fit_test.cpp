@@ -235,8 +235,20 @@ TEST_CASE("spring-fit: mismatched or broken training data is an error naming fil
   r = run_command(kSpringFit + " simulate" + kSmall + " --set bones.lengths=1e308,1e308,1e308 -o " +
                   (dir / "g.h5").string());
   CHECK(r.exit_code == 2);
-  CHECK(r.err.find("/bones/lengths: expected a list of numbers, each in (0, 100]") !=
+  CHECK(r.err.find("/bones/lengths: expected a list of numbers, each in [0.001, 100]") !=
         std::string::npos);
+  // Bones of 1e-200 m left a system that could not be factorised, and a body radius of 1e-320 m
+  // stopped in an internal check of a tet's volume; neither named the key.
+  r = run_command(kSpringFit + " simulate" + kSmall + " --set bones.lengths=1e-200 -o " +
+                  (dir / "g.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/bones/lengths: expected a list of numbers, each in [0.001, 100], got "
+                   "[1e-200]") != std::string::npos);
+  r = run_command(kSpringFit + " simulate" + kSmall + " --set body.radius=1e-320 -o " +
+                  (dir / "g.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/body/radius: expected a number in [0.001, 100]") != std::string::npos);
+  CHECK(!std::filesystem::exists(dir / "g.h5"));
   write_pair(dir / "slow.h5", 5, 5, 10, 10, 1e-300);
   r = fit("slow.h5");
   CHECK(r.exit_code == 1);
