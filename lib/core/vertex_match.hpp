@@ -1,0 +1,36 @@
+#pragma once
+/// @file
+/// Which vertex of one point set each vertex of another lies on: the vertex order of a mesh as
+/// a DCC tool holds it, recovered by position from a simulated copy of it whose vertices were
+/// welded and reordered (a rigged mesh read through assimp, a render mesh split at its seams).
+
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "core/types.hpp"
+
+namespace datadyn {
+
+struct VertexMatch {
+  /// #M: for reference vertex j, the point it lies on (the nearest within the tolerance; of
+  /// points equally near, the lowest index), or -1 when none is within it.
+  std::vector<int> point;
+  Eigen::Index unmatched = 0;  ///< reference vertices on no point
+  Eigen::Index unreached = 0;  ///< points no reference vertex lies on
+  /// The first reference vertex on no point (-1 for none), and the distance to the nearest
+  /// point of all from it (infinity for an empty point set): what a message about it says.
+  Eigen::Index first_unmatched = -1;
+  double first_unmatched_distance = 0;
+};
+
+/// Matches each row of `reference` (#M by 3) to the row of `points` (#N by 3, same units and
+/// frame) at its position, within `tolerance` (same unit, > 0). Several reference vertices may
+/// lie on one point (a vertex split at a seam in the reference, welded in `points`).
+/// Hashes `points` into cells `tolerance` wide: O(N + M) for points further apart than the
+/// tolerance, and one scan of all points for the first unmatched vertex.
+/// @pre both finite; tolerance > 0
+VertexMatch match_vertices(const Eigen::Ref<const Points3>& points,
+                           const Eigen::Ref<const Points3>& reference, double tolerance);
+
+}  // namespace datadyn
