@@ -110,6 +110,19 @@ void read_mesh_export_params(ConfigReader& r, io::MeshExportParams& p) {
     m.get("adaptivity", p.meshing.adaptivity, unit_interval());
   }
   r.get_enum("up_axis", p.up_axis, {{"Y", std::string("Y")}, {"Z", std::string("Z")}});
+  {
+    auto m = r.child("match");
+    std::string file;
+    m.get_input_file("file", file);
+    p.match.file = file;
+    // Units per metre: 100 for centimetres, 39.37 for inches; a kilometre to a micrometre.
+    m.get("scale", p.match.scale, in_range(1e-3, 1e6));
+    m.get_enum("up_axis", p.match.up_axis, {{"Y", std::string("Y")}, {"Z", std::string("Z")}});
+    m.get("frame", p.match.frame, at_least(0));
+    // Up to 1 % of the mesh's size: the vertices of a mesh lie further apart than that, and a
+    // larger tolerance would only make a wrong match pass.
+    m.get("tolerance", p.match.tolerance, in_range(1e-9, 1e-2));
+  }
 }
 
 void add_mesh_export_flags(CLI::App& app, MeshExportFlags& flags) {

@@ -19,7 +19,8 @@ namespace datadyn::app {
 ///   level_set.voxel_size (0: auto, m), level_set.radius (0: 2 voxels, m),
 ///   level_set.half_width (3 voxels), level_set.dilate (0 voxels), level_set.smooth (0 passes),
 ///   level_set.erode (0 voxels), level_set.rasterizer ("leaf" or "openvdb"), meshing.iso_value (0
-///   m), meshing.adaptivity (0, in [0, 1]), up_axis ("Y").
+///   m), meshing.adaptivity (0, in [0, 1]), up_axis ("Y"), match.file (""), match.scale (1),
+///   match.up_axis ("Y"), match.frame (0: the rest pose), match.tolerance (1e-4).
 void read_mesh_export_params(ConfigReader& reader, io::MeshExportParams& params);
 
 /// The tool flags of mesh-export, added to its CLI11 app.

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <exception>
 #include <map>
+#include <memory>
 #include <new>
 #include <optional>
 #include <set>
@@ -14,8 +15,10 @@
 
 #include "core/errors.hpp"
 #include "core/mesh_topology.hpp"
+#include "core/vertex_match.hpp"
 #include "io/atomic_file.hpp"
 #include "io/mesh_formats.hpp"
+#include "io/mesh_loaders.hpp"
 #include "io/path_template.hpp"
 #include "io/point_cache.hpp"
 #include "io/usda_writer.hpp"
@@ -71,8 +74,26 @@ std::string frames_text(const std::vector<std::int64_t>& frames) {
 }
 
 /// Where the texture coordinates written come from: points/uv, the face-varying uv/ group (PLY
-/// splits its vertices at the seams), or a box projection of the rest pose (uv_projection).
-enum class UvSource { None, Vertex, Corner, Box };
+/// splits its vertices at the seams), a box projection of the rest pose (uv_projection), or the
+/// match.file's own.
+enum class UvSource { None, Vertex, Corner, Box, Reference };
+
+/// The map from the cache's coordinates (metres, Y up) to match.file's: `scale` units per metre,
+/// and with Z up the cache's (x, y, z) at the file's (x, -z, y).
+Eigen::Matrix3d to_file_frame(double scale, bool z_up) {
+  Eigen::Matrix3d m = Eigen::Matrix3d::Identity();
+  if (z_up) m << 1, 0, 0, 0, 0, -1, 0, 1, 0;
+  return scale * m;
+}
+
+/// The mesh of match.file, and the cache vertex each of its vertices lies on.
+struct MatchedMesh {
+  std::vector<int> vertex;  // #M: the cache's vertex for the file's vertex j
+  Triangles triangles;      // the file's faces, cut into triangles
+  TextureCoordinates uv;    // the file's texture coordinates, face-varying, or empty
+  Triangles uv_triangles;
+  Eigen::Matrix3d to_file = Eigen::Matrix3d::Identity();  // to_file_frame
+};
 
 /// The plan for one sequence: everything checked, nothing written.
 struct Job {
@@ -85,10 +106,11 @@ struct Job {
   std::filesystem::path output;       // template (per-frame formats) or file
   std::filesystem::path mesh_output;  // pc2/mdd: the frame-1 OBJ
   std::vector<std::filesystem::path> files;
-  std::vector<std::string> attributes;  // written per vertex
-  std::string color;                    // colour attribute, "" for none
-  UvSource uv = UvSource::None;         // texture coordinates written
-  double voxel_size = 0, radius = 0;    // level sets from particles or meshes
+  std::vector<std::string> attributes;       // written per vertex
+  std::string color;                         // colour attribute, "" for none
+  UvSource uv = UvSource::None;              // texture coordinates written
+  double voxel_size = 0, radius = 0;         // level sets from particles or meshes
+  std::shared_ptr<const MatchedMesh> match;  // match.file, or none
 };
 
 Points3 to_points3(
@@ -210,7 +232,14 @@ class FrameSource {
   /// `where` names the sequence in messages: "<file>: /sequences/<name>".
   FrameSource(const SequenceReader& seq, const Job& job, std::string where)
       : seq_(seq), job_(job), where_(std::move(where)) {
-    if (job.source == ExportSource::Mesh) {
+    if (job.match) {
+      faces_.triangles = job.match->triangles;
+      kept_ = job.match->vertex;
+      if (job.uv == UvSource::Reference) {
+        faces_.uv = job.match->uv;
+        faces_.uv_triangles = job.match->uv_triangles;
+      }
+    } else if (job.source == ExportSource::Mesh) {
       if (job.topology == "tetrahedra") {
         faces_.triangles = surface_of_tetrahedra(seq.topology("tetrahedra"), seq.point_count());
       } else {
@@ -261,13 +290,17 @@ class FrameSource {
   Points3 positions(std::size_t f) const {
     Points3 x = to_points3(seq_.positions(f));
     require_finite_rows(x, where_ + "/points/position: frame " + std::to_string(seq_.frames()[f]));
-    return kept(x);
+    x = kept(x);
+    if (job_.match) x = x * job_.match->to_file.transpose();
+    return x;
   }
 
-  /// The number of vertices the files get: the cache's, but for a tetrahedral mesh's interior.
+  /// The number of vertices the files get: the cache's, but for a tetrahedral mesh's interior,
+  /// or match.file's.
   std::size_t point_count() const { return kept_.empty() ? seq_.point_count() : kept_.size(); }
-  /// The cache's vertices no file gets (a tetrahedral mesh's interior).
-  std::size_t left_out() const { return seq_.point_count() - point_count(); }
+  /// The cache's vertices no file gets because no boundary face uses them (a tetrahedral mesh's
+  /// interior); match.file's are counted where they are matched.
+  std::size_t left_out() const { return job_.match ? 0 : seq_.point_count() - point_count(); }
 
   VertexAttribute attribute(const std::string& name, std::size_t f) const {
     const std::string path = "points/" + name;
@@ -363,7 +396,8 @@ class FrameSource {
     return triangles;
   }
 
-  /// The rows of the vertices the files get.
+  /// The rows of the vertices the files get (kept_ may list one several times: match.file's
+  /// vertices split at a seam of its own).
   template <class Matrix>
   Matrix kept(const Matrix& rows) const {
     if (kept_.empty()) return rows;
@@ -529,12 +563,20 @@ void plan_texture_coordinates(const MeshExportParams& params, const SequenceRead
                               const NoteCallback& note, Job& job) {
   const ExportSource source = job.source;
   const std::string& topology = job.topology;
+  // match.file's faces are not the cache's: they take the file's own texture coordinates, else
+  // the cache's per vertex (through the match) or a box projection, never the cache's uv/.
+  if (job.match && params.uv && job.match->uv_triangles.rows() > 0 && format != ExportFormat::Vdb &&
+      format != ExportFormat::Xdmf) {
+    job.uv = UvSource::Reference;
+    return;
+  }
   // Texture coordinates: a mesh format's vertices and faces are the cache's, so its
   // face-varying uv/ or its static points/uv (docs/cache-format.md) go with them. Another
   // writer's points/uv of another shape is left out with a note: the export worked before
   // texture coordinates were written, and still does.
   if (params.uv && source == ExportSource::Mesh && format != ExportFormat::Vdb &&
-      format != ExportFormat::Xdmf && topology != "tetrahedra" && seq.has("uv/coordinates")) {
+      format != ExportFormat::Xdmf && topology != "tetrahedra" && seq.has("uv/coordinates") &&
+      !job.match) {
     const bool tris = topology != "quads", quads = topology != "triangles";
     const char* missing = tris && !seq.has("uv/triangles") ? "triangles"
                           : quads && !seq.has("uv/quads")  ? "quads"
@@ -703,6 +745,132 @@ void plan_level_set(const MeshExportParams& params, const SequenceReader& seq, E
   }
 }
 
+/// "(x, y, z)" with 6 significant digits.
+std::string point_text(const Eigen::Vector3d& x) {
+  char text[96];
+  std::snprintf(text, sizeof text, "(%.6g, %.6g, %.6g)", x.x(), x.y(), x.z());
+  return text;
+}
+
+/// match.file's vertices in the cache's units and frame, at this scale and up axis.
+Points3 file_in_cache(const SurfaceMesh& file, double scale, bool z_up) {
+  return file.vertices * to_file_frame(scale, z_up).inverse().transpose();
+}
+
+/// What sets a mismatch of match.file right, when a scale of a common unit or the other up axis
+/// makes every vertex lie on one (tried, not guessed); else the size of the file's mesh against
+/// the pose's, a hint of its own.
+std::string match_hint(const ExportMatchParams& mp, const SurfaceMesh& file, const Points3& pose,
+                       double tolerance) {
+  const auto diagonal = [](const Points3& p) {
+    return (p.colwise().maxCoeff() - p.colwise().minCoeff()).norm();
+  };
+  const double ratio = diagonal(file_in_cache(file, mp.scale, false)) / diagonal(pose);
+  // Units per metre: metres, centimetres, millimetres, decimetres, inches, feet, kilometres.
+  const double units[] = {1, 100, 1000, 10, 1 / 0.0254, 1 / 0.3048, 1e-3};
+  std::vector<double> scales{mp.scale};
+  for (double u : units)
+    if (std::abs(mp.scale * ratio / u - 1) < 0.02 && u != mp.scale) scales.push_back(u);
+  for (double scale : scales)
+    for (const char* axis : {"Y", "Z"}) {
+      if (scale == mp.scale && axis == mp.up_axis) continue;
+      const bool z_up = std::string(axis) == "Z";
+      if (match_vertices(pose, file_in_cache(file, scale, z_up), tolerance).unmatched == 0) {
+        char text[160];
+        std::snprintf(text, sizeof text,
+                      "; every vertex lies on one with match.scale = %.9g and "
+                      "match.up_axis = %s",
+                      scale, axis);
+        return text;
+      }
+    }
+  char text[320];
+  std::snprintf(text, sizeof text,
+                " (at match.scale %.6g and match.up_axis %s the file's mesh is %.4g times the "
+                "size of the cache's; check that it shows the cache's pose, match.frame 0 for "
+                "the rest pose, and that it is this mesh)",
+                mp.scale, mp.up_axis.c_str(), ratio);
+  return text;
+}
+
+/// Sets job.match from match.file: which cache vertex each of the file's vertices lies on, at
+/// the rest pose or the frame match.frame.
+void plan_match(const MeshExportParams& params, const SequenceReader& seq, ExportFormat format,
+                const std::string& where, const NoteCallback& note, Job& job) {
+  const ExportMatchParams& mp = params.match;
+  if (mp.file.empty()) return;
+  const std::string file = mp.file.string();
+  if (format == ExportFormat::Xdmf)
+    throw UsageError(
+        "match.file: xdmf describes the cache as it is, in its own vertex order; "
+        "export obj, ply, pc2, mdd or usda to take the vertices of " +
+        file);
+  if (job.source != ExportSource::Mesh)
+    throw UsageError("match.file: " + file + " gives the vertices of a mesh, and source \"" +
+                     source_name(job.source) + "\" has none (source \"mesh\" exports one)");
+  const SurfaceMesh mesh = load_obj(mp.file, ObjTexture::Read);
+  // The file in the cache's units and frame.
+  const bool z_up = mp.up_axis == "Z";
+  const Points3 in_cache = file_in_cache(mesh, mp.scale, z_up);
+  // The cache's pose the file shows.
+  Points3 pose;
+  std::string pose_name;
+  if (mp.frame == 0) {
+    pose_name = where + "/rest/position";
+    if (!seq.has("rest/position"))
+      throw IoError(pose_name + ": no such dataset, whose rest pose match.frame = 0 matches " +
+                    file + " against: set match.frame to the frame the file shows");
+    pose = to_points3(seq.read_static<double>("rest/position").matrix());
+  } else {
+    const auto index = seq.frame_index(mp.frame);
+    if (!index)
+      throw IoError(where + "/frame: frame " + std::to_string(mp.frame) +
+                    " (match.frame) is not in the cache (it has " + frames_text(seq.frames()) +
+                    ")");
+    pose_name = where + "/points/position: frame " + std::to_string(mp.frame);
+    pose = to_points3(seq.positions(*index));
+  }
+  require_finite_rows(pose, pose_name);
+  const double size = (pose.colwise().maxCoeff() - pose.colwise().minCoeff()).norm();
+  if (!(size > 0))
+    throw IoError(pose_name + ": every vertex at one place, so no vertex of " + file +
+                  " can be told where it lies");
+  const double tolerance = mp.tolerance * size;
+  const VertexMatch m = match_vertices(pose, in_cache, tolerance);
+  if (m.unmatched > 0) {
+    char text[160];
+    std::snprintf(text, sizeof text,
+                  ": the nearest is %.3g m away, more than match.tolerance %.3g of the mesh's "
+                  "%.3g m (%.3g m)",
+                  m.first_unmatched_distance, mp.tolerance, size, tolerance);
+    throw IoError(file + ": vertex " + std::to_string(m.first_unmatched + 1) + " at " +
+                  point_text(mesh.vertices.row(m.first_unmatched).transpose()) +
+                  " lies on no vertex of " + pose_name + text + "; " + std::to_string(m.unmatched) +
+                  " of the file's " + std::to_string(mesh.vertices.rows()) +
+                  " vertices lie on none" + match_hint(mp, mesh, pose, tolerance));
+  }
+  if (m.unreached > 0 && note)
+    note(NoteLevel::Warning, where + ": " + std::to_string(m.unreached) + " of its " +
+                                 std::to_string(pose.rows()) + " vertices lie under no vertex of " +
+                                 file + " and are in no file written");
+  auto matched = std::make_shared<MatchedMesh>();
+  matched->vertex = m.point;
+  matched->triangles = mesh.triangles;
+  if (!mesh.uv.empty()) {
+    matched->uv = mesh.uv.coordinates.cast<float>();
+    matched->uv_triangles = mesh.uv.corners;
+  }
+  matched->to_file = to_file_frame(mp.scale, z_up);
+  job.match = std::move(matched);
+  if (note)
+    note(NoteLevel::Info, where + ": the files take the " + std::to_string(mesh.vertices.rows()) +
+                              " vertices and " + std::to_string(mesh.triangles.rows()) +
+                              " triangles of " + file +
+                              ", in its units and frame, each moved "
+                              "as the cache's vertex it lies on in " +
+                              pose_name);
+}
+
 Job plan_job(const MeshExportParams& params, const SequenceReader& seq, ExportFormat format,
              const std::filesystem::path& output, bool several, const NoteCallback& note) {
   const std::string in = params.input.string();
@@ -807,6 +975,7 @@ Job plan_job(const MeshExportParams& params, const SequenceReader& seq, ExportFo
   job.grid = grid;
   job.topology = topology;
 
+  plan_match(params, seq, format, where, note, job);
   plan_frames(params, seq, format, where, job);
   plan_attributes(params, seq, format, where, note, job);
   plan_texture_coordinates(params, seq, format, where, note, job);
@@ -1008,6 +1177,13 @@ MeshExportResult export_cache(const MeshExportParams& params, const Provenance& 
   std::vector<std::string> names = params.sequences;
   if (names.empty()) names = cache.sequence_names();
   if (names.empty()) throw IoError(in + ": /sequences: the cache has no sequence to export");
+  if (!params.match.file.empty() && names.size() > 1) {
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    throw UsageError("match.file: " + params.match.file.string() +
+                     " is one mesh, and the export has " + std::to_string(names.size()) +
+                     " sequences (" + list + "): choose its sequence with --sequence");
+  }
   std::vector<SequenceReader> readers;
   for (const auto& n : names) readers.push_back(cache.sequence(n));  // IoError lists the names
   std::vector<Job> jobs;

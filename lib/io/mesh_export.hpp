@@ -86,6 +86,20 @@ struct ExportColorParams {
   double max = 0.0;       ///< first exported frame, kept for the whole sequence
 };
 
+/// Files in the vertex order of another mesh, the artist's own exported from the DCC tool
+/// (docs/tools/mesh-export.md, "On the artist's mesh"): its vertices, faces and texture
+/// coordinates, each vertex moved as the cache's vertex it lies on, so that a point cache
+/// applies to that mesh.
+struct ExportMatchParams {
+  std::filesystem::path file;  ///< an OBJ of the mesh; empty: the cache's own vertices
+  double scale = 1.0;          ///< the file's units per metre (100: centimetres)
+  /// The file's up axis: "Y" (the cache's), or "Z": file (x, y, z) is the cache's (x, z, -y),
+  /// Blender's own frame (an OBJ exported with forward Y, up Z).
+  std::string up_axis = "Y";
+  std::int64_t frame = 0;   ///< the cache frame the file shows; 0: the rest pose (rest/position)
+  double tolerance = 1e-4;  ///< how near a vertex must lie, a fraction of the mesh's size
+};
+
 struct MeshExportParams {
   std::filesystem::path input;         ///< the cache
   std::filesystem::path output;        ///< path template: `####`/`%04d` frame, `{sequence}`
@@ -113,7 +127,9 @@ struct MeshExportParams {
   ExportLevelSetParams level_set;
   ExportMeshingParams meshing;
   std::string up_axis = "Y";  ///< written to USDA; the cache's coordinates are not changed
-  bool dry_run = false;       ///< validate and plan, write nothing
+  /// match.file: the files take that mesh's vertices and faces, in its units and frame.
+  ExportMatchParams match;
+  bool dry_run = false;  ///< validate and plan, write nothing
   /// Where a config key's value came from, for errors found against the cache ("--set
   /// meshing.iso_value", the config file, "<defaults>") for the dotted keys a check reads.
   std::function<std::string(const std::vector<std::string>&)> config_origin =

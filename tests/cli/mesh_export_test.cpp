@@ -367,6 +367,8 @@ TEST_CASE("mesh-export: --print-config shows every key with its default") {
   CHECK(c["level_set"]["rasterizer"] == "leaf");
   CHECK(c["meshing"]["adaptivity"] == 0.0);
   CHECK(c["up_axis"] == "Y");
+  CHECK(c["match"]["file"] == "");
+  CHECK(c["match"]["tolerance"] == 1e-4);
 }
 
 TEST_CASE("mesh-export: shards write disjoint frames that together cover the sequence") {
@@ -492,4 +494,46 @@ TEST_CASE("mesh-export: a mesh level set too fine for level_set.max_voxels is re
             std::to_string(suggested * 1.01) + s.o("c.####.vdb"));
   INFO(r.err);
   CHECK(r.exit_code == 0);
+}
+
+TEST_CASE("mesh-export: match.file from a config, beside it, and its errors by exit code") {
+  Setup s;
+  std::filesystem::create_directories(s.dir / "shot");
+  datadyn::test::write_cloth_reference(s.dir / "shot" / "cloth_rest.obj");
+  // The file is found beside the config, wherever the tool runs.
+  std::ofstream(s.dir / "shot" / "match.json")
+      << R"({"match": {"file": "cloth_rest.obj", "scale": 100, "up_axis": "Z"}})";
+  const std::string config = " -c " + (s.dir / "shot" / "match.json").string();
+  auto r = s.run("--sequence cloth" + config + s.o("cloth.pc2"));
+  CHECK(r.exit_code == 0);
+  CHECK(datadyn::test::read_pc2(s.out / "cloth.pc2").points == datadyn::test::kReferenceVertices);
+  CHECK(r.err.find("the files take the 24 vertices and 24 triangles of ") != std::string::npos);
+  // The file read as metres: exit 1 naming the file, with the scale that fits; the dry run finds
+  // it too, and nothing is written.
+  std::filesystem::remove_all(s.out);
+  std::filesystem::create_directories(s.out);
+  for (const char* dry : {"", " --dry-run"}) {
+    r = s.run("--sequence cloth" + config + " --set match.scale=1" + dry + s.o("cloth.pc2"));
+    INFO(std::string(dry));
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("cloth_rest.obj: vertex 1 at (40, -30, 5.6602) lies on no vertex of ") !=
+          std::string::npos);
+    CHECK(r.err.find("every vertex lies on one with match.scale = 100 and match.up_axis = Z") !=
+          std::string::npos);
+    CHECK(s.out_empty());
+  }
+  // A file that is not there, a tolerance that would let a wrong match pass, and several
+  // sequences for one mesh.
+  r = s.run("--sequence cloth --set match.file=nowhere.obj" + s.o("cloth.pc2"));
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/match/file: expected an existing file, got \"nowhere.obj\"") !=
+        std::string::npos);
+  r = s.run("--sequence cloth" + config + " --set match.tolerance=0.5" + s.o("cloth.pc2"));
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/match/tolerance: expected a number in [1e-09, 0.01], got 0.5") !=
+        std::string::npos);
+  r = s.run(config + s.o("cloth.pc2"));
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("choose its sequence with --sequence") != std::string::npos);
+  CHECK(s.out_empty());
 }

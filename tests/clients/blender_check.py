@@ -9,6 +9,9 @@
   a PLY, which holds them per vertex by copying the vertices on the seam;
 - the OBJ and PC2 of a tetrahedral mesh with an interior vertex, paired through the Mesh Cache
   modifier (the importer drops vertices no face uses, so both files hold the surface's only);
+- a PC2 written in the vertex order of another mesh (match.file: the cloth as a DCC tool holds
+  it, another order, a vertex split at a seam, Z up in centimetres), through the Mesh Cache
+  modifier on that mesh as Blender imports it;
 - a .vdb level set as a volume, whose grids list `surface` as a float grid.
 
 Usage: blender -b --factory-startup --python-exit-code 3 --python blender_check.py -- DIR FRAMES
@@ -166,6 +169,31 @@ for f in (1, frames):
     core.evaluated_get(depsgraph).to_mesh_clear()
     assert worst <= TOL, f"core.obj with core.pc2 frame {f}: off by {worst} m"
     print(f"tetrahedral cube with its PC2, frame {f}: 8 surface vertices match ({worst:.1e} m)")
+
+# export_caches.hpp's write_cloth_reference: file vertex j is cloth vertex 19 - j, and 20-23
+# repeat the cloth's column x = 0.2 (2, 7, 12, 17); Z up in centimetres, so imported with forward
+# Y, up Z its coordinates are Blender's own and the PC2 plays on it with the modifier's defaults.
+def cloth_vertex(j):
+    return NX * NZ - 1 - j if j < NX * NZ else 2 + NX * (j - NX * NZ)
+
+
+artist = import_obj(os.path.join(work, "cloth_rest.obj"))
+mod = artist.modifiers.new(name="cache", type="MESH_CACHE")
+mod.cache_format = "PC2"
+mod.filepath = os.path.join(work, "cloth_match.pc2")
+mod.frame_start = 1
+for f in (1, 2, frames):
+    scene.frame_set(f)
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    mesh = artist.evaluated_get(depsgraph).to_mesh()
+    assert len(mesh.vertices) == NX * NZ + NZ, f"cloth_rest.obj: {len(mesh.vertices)} vertices"
+    worst = 0.0
+    for j, v in enumerate(mesh.vertices):
+        x, y, z = cloth_position(cloth_vertex(j), f)
+        worst = max(worst, max(abs(a - b) for a, b in zip(v.co, (100 * x, -100 * z, 100 * y))))
+    artist.evaluated_get(depsgraph).to_mesh_clear()
+    assert worst <= 100 * TOL, f"cloth_rest.obj with cloth_match.pc2 frame {f}: off by {worst} cm"
+    print(f"the artist's cloth with its matched PC2, frame {f}: 24 vertices match ({worst:.1e} cm)")
 
 vdb = os.path.join(work, "water.0001.vdb")
 before = set(bpy.data.objects)

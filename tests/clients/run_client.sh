@@ -8,7 +8,7 @@ frames=6
 rm -rf "$work"
 mkdir -p "$work"
 cd "$work"
-"$make_cache" cache.h5 $frames seams.h5 core.h5
+"$make_cache" cache.h5 $frames seams.h5 core.h5 cloth_rest.obj
 
 case $client in
 blender)
@@ -20,6 +20,9 @@ blender)
   "$mesh_export" -q -i seams.h5 --sequence sheet --frames 1 -o sheet.####.obj
   "$mesh_export" -q -i seams.h5 --sequence sheet --frames 1 -o sheet.####.ply
   "$mesh_export" -q -i core.h5 -o core.pc2
+  # The cloth on a mesh of its own vertex order, Z up in centimetres, as a DCC tool holds it.
+  "$mesh_export" -q -i cache.h5 --sequence cloth --set match.file=cloth_rest.obj \
+    --set match.scale=100 --set match.up_axis=Z -o cloth_match.pc2
   blender -b --factory-startup --python-exit-code 3 --python "$scripts/blender_check.py" -- \
     "$work" $frames
   ;;

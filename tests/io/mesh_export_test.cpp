@@ -842,3 +842,168 @@ TEST_CASE("export: damaged or incomplete face-varying texture coordinates are na
                         ": /sequences/mixed/uv: not written, it has no uv/quads for the "
                         "sequence's topology/quads");
 }
+
+namespace {
+
+/// The cloth's export to `output` matched to write_cloth_reference's OBJ (Z up, centimetres),
+/// written into the fixture's directory as ref.obj.
+MeshExportParams matched_cloth(const Fixture& fx, const std::string& output) {
+  test::write_cloth_reference(fx.dir / "ref.obj");
+  auto p = fx.params(output, "cloth");
+  p.match.file = fx.dir / "ref.obj";
+  p.match.scale = 100;
+  p.match.up_axis = "Z";
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("export: match.file gives the files its vertices, faces and texture coordinates") {
+  // The cloth as a DCC tool holds it: another vertex order, a seam split, quads, Z up, in
+  // centimetres. Every file takes its vertices, each moved as the cloth vertex it lies on.
+  Fixture fx;
+  auto p = matched_cloth(fx, "cloth.pc2");
+  std::vector<std::string> notes;
+  export_cache(p, kProvenance, {}, [&](NoteLevel, const std::string& n) { notes.push_back(n); });
+  const auto expected = [](int j, std::int64_t f) {
+    return test::reference_coordinates(test::cloth_position(test::cloth_vertex(j), f));
+  };
+  // Centimetres: 100 times the metre tolerance.
+  constexpr double kCm = 100 * kTol;
+  const auto pc2 = test::read_pc2(fx.dir / "cloth.pc2");
+  REQUIRE(pc2.points == test::kReferenceVertices);
+  REQUIRE(pc2.frames == 4);
+  for (int f = 0; f < 4; ++f)
+    for (int j = 0; j < pc2.points; ++j) {
+      INFO("frame " << f + 1 << " vertex " << j);
+      CHECK((pc2.x[f][j] - expected(j, f + 1)).cwiseAbs().maxCoeff() <= kCm);
+    }
+  // The OBJ beside it: the file's vertices, its quads as two triangles each, its own texture
+  // coordinates at every corner (the copies on the seam their island's).
+  const auto obj = test::read_obj(fx.dir / "cloth.obj");
+  REQUIRE(obj.v.size() == static_cast<std::size_t>(test::kReferenceVertices));
+  CHECK(obj.f.size() == 2u * (test::kClothNx - 1) * (test::kClothNz - 1));
+  std::set<int> used;
+  for (std::size_t t = 0; t < obj.f.size(); ++t)
+    for (std::size_t c = 0; c < 3; ++c) {
+      const int j = obj.f[t][c];
+      used.insert(j);
+      CHECK((obj.vt.at(static_cast<std::size_t>(obj.ft[t][c])) - test::reference_uv(j))
+                .cwiseAbs()
+                .maxCoeff() <= 1e-6);
+    }
+  CHECK(used.size() == static_cast<std::size_t>(test::kReferenceVertices));
+  CHECK((obj.v[21] - expected(21, 1)).cwiseAbs().maxCoeff() <= kCm);
+  const auto said = [&](const std::string& text) {
+    return std::any_of(notes.begin(), notes.end(),
+                       [&](const std::string& n) { return n.find(text) != std::string::npos; });
+  };
+  CHECK(said("the files take the 24 vertices and 24 triangles of "));
+
+  // Other formats follow: an OBJ sequence, and a PLY whose attribute is the matched vertex's.
+  p.output = fx.dir / "frame.####.obj";
+  p.frames = {3};
+  export_cache(p, kProvenance);
+  const auto third = test::read_obj(fx.dir / "frame.0003.obj");
+  CHECK((third.v[5] - expected(5, 3)).cwiseAbs().maxCoeff() <= kCm);
+  p.output = fx.dir / "frame.####.ply";
+  p.attributes = {"stiffness"};
+  export_cache(p, kProvenance);
+  const auto ply = test::read_ply(fx.dir / "frame.0003.ply");
+  for (int j : {0, 7, 20, 23}) {
+    INFO("vertex " << j);
+    CHECK(ply.vertex.at("stiffness").at(static_cast<std::size_t>(j)) ==
+          100.0 + 10.0 * test::cloth_vertex(j));
+  }
+
+  // A file of part of the mesh: the rest of the cache's vertices are in no file, with a warning.
+  {
+    std::ofstream part(fx.dir / "part.obj");
+    part.precision(9);
+    for (int i : {0, 1, 5}) {
+      const Eigen::Vector3d x = test::reference_coordinates(test::cloth_position(i, 1));
+      part << "v " << x.x() << ' ' << x.y() << ' ' << x.z() << '\n';
+    }
+    part << "f 1 2 3\n";
+    part.close();
+    auto q = fx.params("part.pc2", "cloth");
+    q.match.file = fx.dir / "part.obj";
+    q.match.scale = 100;
+    q.match.up_axis = "Z";
+    notes.clear();
+    export_cache(q, kProvenance, {}, [&](NoteLevel, const std::string& n) { notes.push_back(n); });
+    CHECK(test::read_pc2(fx.dir / "part.pc2").points == 3);
+    CHECK(said("/sequences/cloth: 17 of its 20 vertices lie under no vertex of "));
+  }
+}
+
+TEST_CASE("export: a match.file that does not fit names its vertex and what would fit it") {
+  Fixture fx;
+  auto p = matched_cloth(fx, "cloth.pc2");
+  const auto message = [&](const MeshExportParams& q) {
+    try {
+      export_cache(q, kProvenance);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  // Centimetres read as metres: the size says what the scale would be.
+  auto q = p;
+  q.match.scale = 1;
+  std::string m = message(q);
+  CHECK(m.find("ref.obj: vertex 1 at (40, -30, 5.6602) lies on no vertex of ") !=
+        std::string::npos);
+  CHECK(m.find("in.h5: /sequences/cloth/rest/position: the nearest is ") != std::string::npos);
+  CHECK(m.find("24 of the file's 24 vertices lie on none; every vertex lies on one with "
+               "match.scale = 100 and match.up_axis = Z") != std::string::npos);
+  // Z up read as Y up: the extents say which axis is up.
+  q = p;
+  q.match.up_axis = "Y";
+  CHECK(message(q).find("every vertex lies on one with match.scale = 100 and match.up_axis = Z") !=
+        std::string::npos);
+  // Centimetres read as inches.
+  q = p;
+  q.match.scale = 1 / 0.0254;
+  CHECK(message(q).find("with match.scale = 100 and match.up_axis = Z") != std::string::npos);
+  // Another pose than the rest pose: frame 3 is not the file's (it shows frame 1).
+  q = p;
+  q.match.frame = 3;
+  m = message(q);
+  CHECK(m.find("/points/position: frame 3: the nearest is ") != std::string::npos);
+  INFO(m);
+  CHECK(std::regex_search(m, std::regex(R"(\(at match.scale 100 and match.up_axis Z the file's )"
+                                        R"(mesh is [01]\.\d+ times the size of the cache's; check )"
+                                        R"(that it shows the cache's pose)")));
+  q.match.frame = 9;
+  CHECK(message(q).find("/frame: frame 9 (match.frame) is not in the cache (it has 1-4)") !=
+        std::string::npos);
+  // What cannot take another mesh's vertices.
+  q = p;
+  q.sequences.clear();
+  CHECK_THROWS_WITH_AS(
+      export_cache(q, kProvenance),
+      doctest::Contains("is one mesh, and the export has 5 sequences (body, cloth, "
+                        "drops, water, wave2d): choose its sequence"),
+      UsageError);
+  q = p;
+  q.output = fx.dir / "cloth.xmf";
+  CHECK_THROWS_WITH_AS(export_cache(q, kProvenance),
+                       doctest::Contains("xdmf describes the cache as it is"), UsageError);
+  q = fx.params("drops.####.obj", "drops");
+  q.match = p.match;
+  q.source = ExportSource::Particles;
+  CHECK_THROWS_WITH_AS(export_cache(q, kProvenance),
+                       doctest::Contains("source \"particles\" has none"), UsageError);
+  // No rest pose to match against at match.frame 0.
+  test::write_seam_cache(fx.dir / "sheet.h5", 0.0f);
+  q = p;
+  q.input = fx.dir / "sheet.h5";
+  q.sequences = {"sheet"};
+  CHECK_THROWS_WITH_AS(export_cache(q, kProvenance),
+                       doctest::Contains("sheet.h5: /sequences/sheet/rest/position: no such "
+                                         "dataset, whose rest pose match.frame = 0 matches "),
+                       IoError);
+  std::filesystem::remove(fx.dir / "sheet.h5");
+  CHECK(fx.files() == std::vector<std::string>{"ref.obj"});
+}

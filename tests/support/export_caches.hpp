@@ -8,12 +8,14 @@
 //   "wave2d" 2D particles (dimension 2)
 //   "water"  a level-set grid of a sphere whose radius grows per frame
 // and, in a cache of its own (write_seam_cache), "sheet": the cloth grid with face-varying texture
-// coordinates that may have a seam.
+// coordinates that may have a seam; and an OBJ of the cloth as a DCC tool would hold it
+// (write_cloth_reference), for mesh-export's match.file.
 
 #include <array>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
@@ -259,6 +261,53 @@ inline void write_export_cache(const std::filesystem::path& path, int frames = 4
     }
   }
   w.commit();
+}
+
+/// The cloth as a DCC tool holds it (write_cloth_reference): the file's vertex j is the cloth's
+/// vertex cloth_vertex(j). Its vertices 0-19 are the cloth's in reverse order, and 20-23 repeat
+/// the cloth's column x = 0.2 (vertices 2, 7, 12, 17), split at a texture seam there.
+inline constexpr int kReferenceVertices = kClothNx * kClothNz + kClothNz;
+inline int cloth_vertex(int j) {
+  return j < kClothNx * kClothNz ? kClothNx * kClothNz - 1 - j : 2 + kClothNx * (j - 20);
+}
+/// The texture coordinates of the file's vertex j: the cloth's, those of the copies on the seam
+/// shifted by 1 in u (another island).
+inline Eigen::Vector2d reference_uv(int j) {
+  Eigen::Vector2d uv = cloth_uv(cloth_vertex(j)).cast<double>();
+  if (j >= kClothNx * kClothNz) uv[0] += 1;
+  return uv;
+}
+/// The file's coordinates of a cloth position: Z up (Blender's frame: (x, y, z) -> (x, -z, y))
+/// in centimetres.
+inline Eigen::Vector3d reference_coordinates(const Eigen::Vector3d& x) {
+  return 100.0 * Eigen::Vector3d(x.x(), -x.z(), x.y());
+}
+
+/// Writes the OBJ of the cloth's rest pose (frame 1) as above: one quad per cell, counter-
+/// clockwise seen from +y, the cells right of the seam on the copies, `vt` one per vertex.
+inline void write_cloth_reference(const std::filesystem::path& path) {
+  std::ofstream out(path);
+  out.precision(9);
+  for (int j = 0; j < kReferenceVertices; ++j) {
+    const Eigen::Vector3d x = reference_coordinates(cloth_position(cloth_vertex(j), 1));
+    out << "v " << x.x() << ' ' << x.y() << ' ' << x.z() << '\n';
+  }
+  for (int j = 0; j < kReferenceVertices; ++j)
+    out << "vt " << reference_uv(j).x() << ' ' << reference_uv(j).y() << '\n';
+  // The file's vertex of cloth vertex i, on the seam's right side when `right`.
+  const auto vertex = [](int i, bool right) {
+    return right && i % kClothNx == 2 ? 20 + i / kClothNx : kClothNx * kClothNz - 1 - i;
+  };
+  for (int r = 0; r + 1 < kClothNz; ++r)
+    for (int c = 0; c + 1 < kClothNx; ++c) {
+      const int a = r * kClothNx + c, right = c >= 2;
+      out << 'f';
+      for (int i : {a, a + kClothNx, a + kClothNx + 1, a + 1}) {
+        const int j = vertex(i, right) + 1;
+        out << ' ' << j << '/' << j;
+      }
+      out << '\n';
+    }
 }
 
 }  // namespace datadyn::test
