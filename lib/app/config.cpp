@@ -522,7 +522,7 @@ void ConfigReader::fail(const std::string& key, const std::string& expected,
 
 void ConfigReader::fail_order(const std::string& low, const std::string& high, bool strict,
                               const std::string& qualifier) const {
-  const bool on_low = blamed(low, high) == low;
+  const bool on_low = blamed({low, high}) == low;
   const std::string& other = on_low ? high : low;
   const json::json_pointer other_at(pointer_ + "/" + other);
   const std::string other_value =
@@ -533,9 +533,19 @@ void ConfigReader::fail_order(const std::string& low, const std::string& high, b
        {dotted(other)});
 }
 
-std::string ConfigReader::blamed(const std::string& low, const std::string& high) const {
-  const auto given = [&](const std::string& k) { return has(k) || has_element_overrides(k); };
-  return given(low) && !given(high) ? low : high;
+std::string ConfigReader::blamed(const std::vector<std::string>& keys) const {
+  for (auto k = keys.rbegin(); k != keys.rend(); ++k)
+    if (has(*k) || has_element_overrides(*k)) return *k;
+  return keys.back();
+}
+
+void ConfigReader::fail_together(const std::vector<std::string>& keys,
+                                 const std::string& expected) const {
+  const std::string key = blamed(keys);
+  std::vector<std::string> others;
+  for (const std::string& k : keys)
+    if (k != key) others.push_back(dotted(k));
+  fail(key, expected, others);
 }
 
 std::filesystem::path ConfigReader::resolve_file(const std::string& key,

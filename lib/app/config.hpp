@@ -191,10 +191,13 @@ class ConfigReader {
   /// " on every axis").
   [[noreturn]] void fail_order(const std::string& low, const std::string& high, bool strict = true,
                                const std::string& qualifier = "") const;
-  /// Of two keys of this object checked together, the one a failed check blames: `low` when only
-  /// it was given (a --set min_corner above the default max_corner is min_corner's fault), else
-  /// `high`.
-  std::string blamed(const std::string& low, const std::string& high) const;
+  /// Of keys of this object checked together, the one a failed check blames: the last the config
+  /// gave (a --set min_corner above the default max_corner is min_corner's fault, a --set rings
+  /// too many for the default layers is rings'), else the last.
+  std::string blamed(const std::vector<std::string>& keys) const;
+  /// fail() on the key of `keys` that blamed() names, the others named as read with it.
+  [[noreturn]] void fail_together(const std::vector<std::string>& keys,
+                                  const std::string& expected) const;
 
  private:
   ConfigReader(std::shared_ptr<detail::ConfigState> state, std::string pointer)

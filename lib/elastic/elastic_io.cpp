@@ -62,7 +62,7 @@ void read_mesh(ConfigReader& r, MeshConfig& m) {
         r.fail_order("min_corner", "max_corner", true, " on every axis");
       if (const Eigen::Vector3d extent = m.max_corner - m.min_corner;
           !(extent.minCoeff() >= kMinBodySize && extent.maxCoeff() <= kMaxBodySize)) {
-        const bool on_min = r.blamed("min_corner", "max_corner") == "min_corner";
+        const bool on_min = r.blamed({"min_corner", "max_corner"}) == "min_corner";
         const Eigen::Vector3d& other = on_min ? m.max_corner : m.min_corner;
         const std::string other_key = on_min ? "max_corner" : "min_corner";
         r.fail(on_min ? "min_corner" : "max_corner",
@@ -80,8 +80,8 @@ void read_mesh(ConfigReader& r, MeshConfig& m) {
       r.get("segments", m.segments, app::at_least(3));
       r.get("layers", m.layers, app::at_least(1));
       if ((1.0 + static_cast<double>(m.rings) * m.segments) * (m.layers + 1.0) > kMaxParticles)
-        r.fail("layers", "at most 1e7 particles ((1 + rings segments) (layers + 1))",
-               {r.dotted("rings"), r.dotted("segments")});
+        r.fail_together({"rings", "segments", "layers"},
+                        "at most 1e7 particles ((1 + rings segments) (layers + 1))");
       r.get("base", m.base);
       break;
     case MeshKind::TetGen:

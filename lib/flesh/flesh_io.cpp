@@ -239,6 +239,11 @@ void read_simulation_params(ConfigReader& r, FleshSimulationParams& p) {
     b.get("rings", p.rings, at_least(1));
     b.get("segments", p.segments, at_least(3));
     b.get("layers", p.layers, at_least(1));
+    // At most 1e6 vertices: 31,735 took 238 MB and 6 s a frame (both passes) here, so 1e6 is
+    // about 10 GB and hours a frame; rings of 1e5 by mistake ran out of memory naming nothing.
+    if ((1.0 + static_cast<double>(p.rings) * p.segments) * (p.layers + 1.0) > 1e6)
+      b.fail_together({"rings", "segments", "layers"},
+                      "at most 1e6 vertices ((1 + rings segments) (layers + 1))");
     b.get("pin_radius", p.pin_radius, non_negative());
   }
   {

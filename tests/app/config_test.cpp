@@ -437,6 +437,27 @@ TEST_CASE("config: a list of objects longer than its bound fails before an eleme
   CHECK(read_count == 1);
 }
 
+TEST_CASE("config: a check of keys together blames the last the config gave") {
+  // A --set rings too many for the default layers was reported on layers, "got 8 (the default)".
+  const auto message = [](const char* doc, std::vector<std::string> sets) {
+    ConfigReader r = ConfigReader::from_json(json::parse(doc), "c.json", sets);
+    int rings = 1, segments = 2, layers = 3;
+    r.get("rings", rings);
+    r.get("segments", segments);
+    r.get("layers", layers);
+    try {
+      r.fail_together({"rings", "segments", "layers"}, "fewer");
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no ConfigError)");
+  };
+  CHECK(message("{}", {"rings=100"}) == "--set rings: /rings: expected fewer, got 100");
+  CHECK(message(R"({"segments": 7})", {}) == "c.json: /segments: expected fewer, got 7");
+  CHECK(message(R"({"rings": 7, "layers": 9})", {}) == "c.json: /layers: expected fewer, got 9");
+  CHECK(message("{}", {}) == "c.json: /layers: expected fewer, got 3 (the default)");
+}
+
 TEST_CASE("config: a failed order of two keys blames the one the config gave") {
   // A --set min_corner above the default max_corner was reported on max_corner.
   const auto message = [](const char* doc, std::vector<std::string> sets) {

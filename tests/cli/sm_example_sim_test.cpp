@@ -447,6 +447,12 @@ TEST_CASE("sm-example-sim: config errors exit 2 and name the key") {
     CHECK(r.err.find(" a body from 1 mm to 1 km (it is 1e-300 m across at this scale; if the "
                      "file is in other units, set mesh.scale), got 1e-300") != std::string::npos);
   }
+  // Too many particles, blamed on the key given (it was blamed on layers, "got 8 (the
+  // default)").
+  r = mesh_error(R"("type": "cylinder", "rings": 100000, "segments": 100)");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("size.json: /bodies/0/mesh/segments: expected at most 1e7 particles ((1 + "
+                   "rings segments) (layers + 1)), got 100") != std::string::npos);
   r = mesh_error(R"("type": "cylinder", "radius": 1e-160)");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/bodies/0/mesh/radius: expected a number in [0.001, 1000], got 1e-160") !=
