@@ -178,15 +178,54 @@ FleshBody skinned_mesh_body(const MeshBodyConfig& m, const FleshSimulationParams
                                           : std::string());
   const double extent = (skin.rest.colwise().maxCoeff() - skin.rest.colwise().minCoeff()).norm();
   const WeldedVertices welded = weld_vertices(skin.rest, 1e-6 * extent);
-  SurfaceMesh surface;
-  surface.vertices = m.scale * welded.points;
-  surface.triangles = skin.triangles;
-  for (Eigen::Index t = 0; t < surface.triangles.rows(); ++t)
+  Triangles welded_triangles = skin.triangles;
+  for (Eigen::Index t = 0; t < welded_triangles.rows(); ++t)
     for (int c = 0; c < 3; ++c)
-      surface.triangles(t, c) = welded.index[static_cast<std::size_t>(surface.triangles(t, c))];
-  Eigen::MatrixXd weights(welded.points.rows(), skin.weights.cols());
-  for (std::size_t v = welded.index.size(); v-- > 0;)
-    weights.row(welded.index[v]) = skin.weights.row(static_cast<Eigen::Index>(v));
+      welded_triangles(t, c) = welded.index[static_cast<std::size_t>(welded_triangles(t, c))];
+  // In an order of the surface's own: another export of the mesh, its faces in another order,
+  // gives the same body (canonical_order). Each vertex takes its position and weights from the
+  // file's vertex at its first corner in that order (the file's copies of a vertex may differ
+  // in their last bits), and the texture coordinates are numbered in the order the corners first
+  // use them.
+  const CanonicalOrder order = canonical_order(welded.points, welded_triangles);
+  const Eigen::Index W = welded.points.rows(), T = welded_triangles.rows();
+  std::vector<Eigen::Index> source(static_cast<std::size_t>(W), -1);  // file vertex of each
+  for (std::size_t v = welded.index.size(); v-- > 0;)  // a vertex on no face: its first copy
+    source[static_cast<std::size_t>(order.vertex[static_cast<std::size_t>(welded.index[v])])] =
+        static_cast<Eigen::Index>(v);
+  SurfaceMesh surface;
+  surface.triangles.resize(T, 3);
+  Triangles uv_corners(T, 3);
+  std::vector<int> uv_index(static_cast<std::size_t>(skin.rest.rows()), -1);
+  std::vector<char> seen(static_cast<std::size_t>(W), 0);
+  Eigen::Matrix<double, Eigen::Dynamic, 2, Eigen::RowMajor> uv(skin.uv.rows() > 0 ? T * 3 : 0, 2);
+  int uv_count = 0;
+  for (Eigen::Index t = 0; t < T; ++t) {
+    const Eigen::Index from = order.triangle[static_cast<std::size_t>(t)];
+    const int turn = order.turn[static_cast<std::size_t>(t)];
+    for (int c = 0; c < 3; ++c) {
+      const int corner = skin.triangles(from, (c + turn) % 3);  // the file's vertex
+      const int w = order.vertex[static_cast<std::size_t>(welded.index[corner])];
+      surface.triangles(t, c) = w;
+      if (!seen[static_cast<std::size_t>(w)]) {
+        seen[static_cast<std::size_t>(w)] = 1;
+        source[static_cast<std::size_t>(w)] = corner;
+      }
+      if (skin.uv.rows() == 0) continue;
+      int& k = uv_index[static_cast<std::size_t>(corner)];
+      if (k < 0) {
+        k = uv_count++;
+        uv.row(k) = skin.uv.row(corner);
+      }
+      uv_corners(t, c) = k;
+    }
+  }
+  surface.vertices.resize(W, 3);
+  Eigen::MatrixXd weights(W, skin.weights.cols());
+  for (Eigen::Index w = 0; w < W; ++w) {
+    surface.vertices.row(w) = m.scale * skin.rest.row(source[static_cast<std::size_t>(w)]);
+    weights.row(w) = skin.weights.row(source[static_cast<std::size_t>(w)]);
+  }
   TetrahedralizeOptions options;
   options.max_volume = m.max_tet_volume;
   options.preserve_surface = true;
@@ -201,8 +240,8 @@ FleshBody skinned_mesh_body(const MeshBodyConfig& m, const FleshSimulationParams
   // corner: the file's split vertices are where they change.
   body.surface = surface.triangles;
   if (skin.uv.rows() > 0) {
-    body.surface_uv.coordinates = skin.uv;
-    body.surface_uv.corners = skin.triangles;
+    body.surface_uv.coordinates = uv.topRows(uv_count);
+    body.surface_uv.corners = uv_corners;
   }
   if (orient_outward(surface.vertices, body.surface, body.surface_uv.corners))
     spdlog::info("{}: the faces wind inward; written turned outward", m.file);

@@ -1,6 +1,7 @@
 #include "flesh/skinned_body.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <tuple>
@@ -47,6 +48,46 @@ WeldedVertices weld_vertices(const Points3& points, double tolerance) {
   for (std::size_t k = 0; k < kept.size(); ++k)
     out.points.row(static_cast<Eigen::Index>(k)) = kept[k];
   return out;
+}
+
+CanonicalOrder canonical_order(const Points3& points, const Triangles& triangles) {
+  const auto W = static_cast<std::size_t>(points.rows());
+  std::vector<int> by_position(W);
+  for (std::size_t w = 0; w < W; ++w) by_position[w] = static_cast<int>(w);
+  std::sort(by_position.begin(), by_position.end(), [&](int a, int b) {
+    return std::make_tuple(points(a, 0), points(a, 1), points(a, 2)) <
+           std::make_tuple(points(b, 0), points(b, 1), points(b, 2));
+  });
+  CanonicalOrder order;
+  order.vertex.resize(W);
+  for (std::size_t k = 0; k < W; ++k)
+    order.vertex[static_cast<std::size_t>(by_position[k])] = static_cast<int>(k);
+  // Each triangle in new indices, turned to start at its lowest; then sorted (stable: equal
+  // triangles keep the file's order).
+  const auto T = static_cast<std::size_t>(triangles.rows());
+  std::vector<std::array<int, 3>> turned(T);
+  order.turn.resize(T);
+  for (std::size_t t = 0; t < T; ++t) {
+    std::array<int, 3> v{};
+    for (int c = 0; c < 3; ++c)
+      v[static_cast<std::size_t>(c)] =
+          order.vertex[static_cast<std::size_t>(triangles(static_cast<Eigen::Index>(t), c))];
+    const int r = static_cast<int>(std::min_element(v.begin(), v.end()) - v.begin());
+    order.turn[t] = r;
+    turned[t] = {v[static_cast<std::size_t>(r)], v[static_cast<std::size_t>((r + 1) % 3)],
+                 v[static_cast<std::size_t>((r + 2) % 3)]};
+  }
+  order.triangle.resize(T);
+  for (std::size_t t = 0; t < T; ++t) order.triangle[t] = static_cast<Eigen::Index>(t);
+  std::stable_sort(
+      order.triangle.begin(), order.triangle.end(), [&](Eigen::Index a, Eigen::Index b) {
+        return turned[static_cast<std::size_t>(a)] < turned[static_cast<std::size_t>(b)];
+      });
+  std::vector<int> turn(T);
+  for (std::size_t t = 0; t < T; ++t)
+    turn[t] = order.turn[static_cast<std::size_t>(order.triangle[t])];
+  order.turn = std::move(turn);
+  return order;
 }
 
 Eigen::MatrixXd nearest_vertex_weights(const Points3& surface, const Eigen::MatrixXd& weights,

@@ -23,6 +23,19 @@ struct WeldedVertices {
 };
 WeldedVertices weld_vertices(const Points3& points, double tolerance);
 
+/// A vertex and triangle order that depends on the surface alone, not on the order a file lists
+/// it in: vertices by position (x, then y, then z), each triangle turned to start at its lowest
+/// vertex (its winding kept), triangles in order of their vertices. An exporter may write the
+/// same mesh's faces in another order each time (Blender 3.4's FBX exporter does), which gave
+/// the welded vertices another order, and springs fitted on one export were refused on the next.
+/// @param points #W by 3, no two equal (welded); @param triangles #T by 3 into them.
+struct CanonicalOrder {
+  std::vector<int> vertex;             ///< #W: the new index of vertex w
+  std::vector<Eigen::Index> triangle;  ///< #T: the input triangle that comes t-th
+  std::vector<int> turn;  ///< #T: corner c of output triangle t is corner (c + turn[t]) % 3 of it
+};
+CanonicalOrder canonical_order(const Points3& points, const Triangles& triangles);
+
 /// Skin weights at arbitrary points: each point takes the weights of its nearest surface vertex,
 /// normalised to sum 1 (files store rows that sum to 0.95..1.4).
 /// @param surface #S by 3; @param weights #S by #B (>= 0, no row all zero);

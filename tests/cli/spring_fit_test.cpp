@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <fstream>
 #include <functional>
@@ -568,6 +569,47 @@ TEST_CASE("spring-fit: a rig's point cache plays on Blender's own mesh through m
   CHECK(unordered > 0);  // the match is needed: assimp's order is not Blender's
 }
 
+TEST_CASE("spring-fit: the rig exported again, its faces in another order, takes the springs") {
+  // data/rigs/belly_hop_again.fbx is belly_hop.fbx exported by a second run of Blender: the same
+  // scene, its faces listed in another order. The simulated vertices were numbered in the order
+  // the faces reach them, so the two gave two vertex orders and apply refused springs fitted on
+  // one for the other ("fitted on a mesh with other faces"). Now both give one body.
+  const std::filesystem::path rigs = std::filesystem::path(DATADYN_DATA_DIR) / "rigs";
+  const auto first = datadyn::flesh::load_skin(rigs / "belly_hop.fbx", 0.0);
+  const auto again = datadyn::flesh::load_skin(rigs / "belly_hop_again.fbx", 0.0);
+  REQUIRE(first.triangles.rows() == again.triangles.rows());
+  // The files do list their faces in another order (the first face's corners differ).
+  CHECK((first.rest.row(first.triangles(0, 0)) - again.rest.row(again.triangles(0, 0))).norm() >
+        1e-3);
+  TempDir dir;
+  for (const char* name : {"belly_hop", "belly_hop_again"}) {
+    const auto r = run_command(kSpringFit + " simulate -q --set motion.kind=skin --set body.mesh=" +
+                               (rigs / (std::string(name) + ".fbx")).string() +
+                               " --set motion.frames=8 -o " + (dir / name).string() + ".h5");
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+  }
+  datadyn::io::CacheReader a(dir / "belly_hop.h5"), b(dir / "belly_hop_again.h5");
+  const auto sa = a.sequence("skinned"), sb = b.sequence("skinned");
+  CHECK(sa.topology("triangles") == sb.topology("triangles"));
+  CHECK(sa.read_static<double>("rest/position").matrix() ==
+        sb.read_static<double>("rest/position").matrix());
+  const datadyn::FaceVaryingUv ua = datadyn::io::read_face_uv(sa),
+                               ub = datadyn::io::read_face_uv(sb);
+  CHECK(ua.corners == ub.corners);
+  CHECK(ua.coordinates == ub.coordinates);
+  // The motion is the same to float32's last bit or so (the files' baked keys round alike but
+  // for a few): 1e-6 m.
+  CHECK((sa.positions(7) - sb.positions(7)).cwiseAbs().maxCoeff() < 1e-6);
+  auto r = run_command(kSpringFit + " fit -q -i " + (dir / "belly_hop.h5").string() + " -o " +
+                       (dir / "springs.h5").string());
+  REQUIRE(r.exit_code == 0);
+  r = run_command(kSpringFit + " apply -q -i " + (dir / "belly_hop_again.h5").string() + " -i " +
+                  (dir / "springs.h5").string() + " -o " + (dir / "applied.h5").string());
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+}
+
 TEST_CASE("spring-fit: simulate a rigged mesh from a file, tetrahedralised, with its animation") {
   const std::string fbx = "/usr/share/assimp/models/FBX/huesitos.fbx";
   const std::string gltf = "/usr/share/assimp/models/glTF2/simple_skin/simple_skin.gltf";
@@ -602,10 +644,11 @@ TEST_CASE("spring-fit: simulate a rigged mesh from a file, tetrahedralised, with
   CHECK(lag > 1e-4);
   CHECK(lag < 0.1);
   {
-    // The surface is the file's: triangle t is the file's face t, welded, and each corner keeps
-    // the file's texture coordinates (float32 in the cache: 1e-7 on values of order 1), so the
-    // seams of its UV map stay where they were. Positions: 0.1 m per unit, welded to 1e-6 of
-    // the mesh size.
+    // The surface is the file's faces, welded, in an order of the surface's own (by position,
+    // each triangle turned to start at its lowest vertex): cache triangle t is one of the file's
+    // faces, each of its corners at that face's vertex (0.1 m per unit, welded to 1e-6 of the
+    // mesh size) with the file's texture coordinates (float32 in the cache: 1e-7 on values of
+    // order 1), so the seams of its UV map stay where they were.
     const datadyn::flesh::LoadedSkin file = datadyn::flesh::load_skin(fbx, 0.0);
     REQUIRE(file.uv.rows() == file.rest.rows());
     REQUIRE(tris.rows() == file.triangles.rows());
@@ -614,11 +657,32 @@ TEST_CASE("spring-fit: simulate a rigged mesh from a file, tetrahedralised, with
     REQUIRE(uv.corners.rows() == tris.rows());
     const double size =
         0.1 * (file.rest.colwise().maxCoeff() - file.rest.colwise().minCoeff()).norm();
+    // The file's vertex at corner k of cache triangle t, found among the faces not yet taken.
+    std::vector<std::array<int, 3>> corner(static_cast<std::size_t>(tris.rows()));
+    std::vector<char> taken(static_cast<std::size_t>(tris.rows()), 0);
+    for (Eigen::Index t = 0; t < tris.rows(); ++t) {
+      bool found = false;
+      for (Eigen::Index f = 0; f < tris.rows() && !found; ++f)
+        for (int turn = 0; turn < 3 && !found && !taken[static_cast<std::size_t>(f)]; ++turn) {
+          bool same = true;
+          for (int k = 0; k < 3; ++k)
+            same = same &&
+                   (rest.row(tris(t, k)) - 0.1 * file.rest.row(file.triangles(f, (k + turn) % 3)))
+                           .norm() < 1e-5 * size;
+          if (!same) continue;
+          found = true;
+          taken[static_cast<std::size_t>(f)] = 1;
+          for (int k = 0; k < 3; ++k)
+            corner[static_cast<std::size_t>(t)][static_cast<std::size_t>(k)] =
+                file.triangles(f, (k + turn) % 3);
+        }
+      INFO("cache triangle " << t);
+      REQUIRE(found);
+    }
     int seam_corners = 0;
     for (Eigen::Index t = 0; t < tris.rows(); ++t)
       for (int k = 0; k < 3; ++k) {
-        const int v = file.triangles(t, k);
-        CHECK((rest.row(tris(t, k)) - 0.1 * file.rest.row(v)).norm() < 1e-5 * size);
+        const int v = corner[static_cast<std::size_t>(t)][static_cast<std::size_t>(k)];
         CHECK((uv.coordinates.row(uv.corners(t, k)) - file.uv.row(v)).cwiseAbs().maxCoeff() < 1e-7);
         for (Eigen::Index s = 0; s < t; ++s)  // the same welded vertex, another value: a seam
           for (int d = 0; d < 3; ++d)
@@ -636,7 +700,9 @@ TEST_CASE("spring-fit: simulate a rigged mesh from a file, tetrahedralised, with
     REQUIRE(obj.ft.size() == static_cast<std::size_t>(tris.rows()));
     for (Eigen::Index t = 0; t < tris.rows(); ++t)
       for (int k = 0; k < 3; ++k)
-        CHECK((obj.vt.at(obj.ft[t][k]) - file.uv.row(file.triangles(t, k)).transpose())
+        CHECK((obj.vt.at(obj.ft[t][k]) -
+               file.uv.row(corner[static_cast<std::size_t>(t)][static_cast<std::size_t>(k)])
+                   .transpose())
                   .cwiseAbs()
                   .maxCoeff() < 1e-7);
   }

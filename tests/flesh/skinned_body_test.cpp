@@ -4,6 +4,11 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include <Eigen/Geometry>
 
 #include "flesh/skinned_body.hpp"
 
@@ -28,6 +33,60 @@ TEST_CASE("welding merges vertices closer than the tolerance and keeps the other
   Points3 q(2, 3);
   q << 0.49e-6, 0, 0, 0.51e-6, 0, 0;
   CHECK(weld_vertices(q, 1e-6).points.rows() == 1);
+}
+
+TEST_CASE("the canonical order of a surface does not depend on the order it was listed in") {
+  // An octahedron, then the same with its vertices shuffled, its faces shuffled and each face
+  // started at another corner (as two exports of one mesh may list it): both give the same
+  // positions and triangles in canonical order, every face keeping its winding.
+  Points3 p(6, 3);
+  p << 1, 0, 0, -1, 0, 0, 0, 1, 0, 0, -1, 0, 0, 0, 1, 0, 0, -1;
+  Triangles t(8, 3);
+  t << 0, 2, 4, 2, 1, 4, 1, 3, 4, 3, 0, 4, 2, 0, 5, 1, 2, 5, 3, 1, 5, 0, 3, 5;
+  const std::vector<int> shuffle{4, 0, 5, 2, 1, 3};  // new vertex k is old shuffle[k]
+  std::vector<int> position(6);
+  Points3 q(6, 3);
+  for (int k = 0; k < 6; ++k) {
+    q.row(k) = p.row(shuffle[static_cast<std::size_t>(k)]);
+    position[static_cast<std::size_t>(shuffle[static_cast<std::size_t>(k)])] = k;
+  }
+  const std::vector<int> faces{5, 2, 7, 0, 3, 6, 1, 4};
+  Triangles u(8, 3);
+  for (int f = 0; f < 8; ++f)
+    for (int c = 0; c < 3; ++c)
+      u(f, c) = position[static_cast<std::size_t>(t(faces[static_cast<std::size_t>(f)],
+                                                    (c + f) % 3))];  // started at corner f % 3
+  const auto canonical = [](const Points3& x, const Triangles& tris) {
+    const CanonicalOrder o = canonical_order(x, tris);
+    Points3 y(x.rows(), 3);
+    for (Eigen::Index v = 0; v < x.rows(); ++v)
+      y.row(o.vertex[static_cast<std::size_t>(v)]) = x.row(v);
+    Triangles out(tris.rows(), 3);
+    for (Eigen::Index k = 0; k < tris.rows(); ++k)
+      for (int c = 0; c < 3; ++c)
+        out(k, c) =
+            o.vertex[static_cast<std::size_t>(tris(o.triangle[static_cast<std::size_t>(k)],
+                                                   (c + o.turn[static_cast<std::size_t>(k)]) % 3))];
+    return std::pair{y, out};
+  };
+  const auto [y1, t1] = canonical(p, t);
+  const auto [y2, t2] = canonical(q, u);
+  CHECK(y1 == y2);
+  CHECK(t1 == t2);
+  // By position: x first, then y, then z; each triangle starts at its lowest vertex, and the
+  // triangles come in order; the winding is the input's (outward normals stay outward).
+  for (Eigen::Index v = 1; v < 6; ++v)
+    CHECK(std::make_tuple(y1(v - 1, 0), y1(v - 1, 1), y1(v - 1, 2)) <
+          std::make_tuple(y1(v, 0), y1(v, 1), y1(v, 2)));
+  for (Eigen::Index k = 0; k < 8; ++k) {
+    CHECK(t1(k, 0) < t1(k, 1));
+    CHECK(t1(k, 0) < t1(k, 2));
+    if (k > 0)
+      CHECK(std::make_tuple(t1(k - 1, 0), t1(k - 1, 1), t1(k - 1, 2)) <
+            std::make_tuple(t1(k, 0), t1(k, 1), t1(k, 2)));
+    const Eigen::Vector3d a = y1.row(t1(k, 0)), b = y1.row(t1(k, 1)), c = y1.row(t1(k, 2));
+    CHECK((b - a).cross(c - a).dot(a + b + c) > 0);  // outward, as every input face
+  }
 }
 
 TEST_CASE("interior points take the normalised weights of the nearest surface vertex") {
