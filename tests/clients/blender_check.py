@@ -2,7 +2,8 @@
 
 - the OBJ with its PC2 and with its MDD through the Mesh Cache modifier, and sees the cache's
   positions at several frames (1e-5 m: the point caches hold float32, Blender evaluates in
-  float32);
+  float32), also with the importer's default axes (the object turned upright, its vertices the
+  file's) and with the MDD in the modifier's time mode in a scene of another frame rate;
 - that OBJ's faces smooth-shaded (its `s 1`; Blender shades an OBJ without it flat);
 - the cache's texture coordinates as the UV map of that OBJ and of a PLY (1e-6: float32 in both
   files and in Blender), and face-varying ones with a seam as the UV map of another OBJ and of
@@ -133,6 +134,29 @@ for fmt in ("PC2", "MDD"):
     for f in sorted({1, 2, frames // 2 + 1, frames}):
         scene.frame_set(f)
         check_positions(obj, f, f"{fmt} through the Mesh Cache modifier")
+
+# The importer's default axes (forward -Z, up Y: the files') stand the mesh upright by turning
+# the object, and leave its vertices as the file has them: the point cache still fits.
+before = set(bpy.data.objects)
+bpy.ops.wm.obj_import(filepath=os.path.join(work, "cloth_mdd.obj"))
+upright = [o for o in bpy.data.objects if o not in before][0]
+assert abs(upright.rotation_euler[0] - math.pi / 2) < 1e-6, f"rotation {upright.rotation_euler[:]}"
+mod = upright.modifiers.new(name="cache", type="MESH_CACHE")
+mod.cache_format = "MDD"
+mod.filepath = os.path.join(work, "cloth_mdd.mdd")
+mod.frame_start = 1
+scene.frame_set(3)
+check_positions(upright, 3, "MDD on the OBJ imported with the default axes")
+# An MDD holds its samples' times: in the modifier's time mode, with its start in seconds at
+# scene frame 1, the 24 fps cache plays at its own speed in a 60 fps scene (scene frame 11 is
+# 1/6 s, the cache's frame 5).
+scene.render.fps = 60
+mod.time_mode = "TIME"
+mod.frame_start = 1 / scene.render.fps
+scene.frame_set(11)
+check_positions(upright, 5, "MDD in time mode at 60 fps, scene frame 11")
+scene.render.fps = 24
+
 
 def import_ply(path):
     before = set(bpy.data.objects)
