@@ -21,13 +21,13 @@ PatchPairs training_pairs(const std::vector<Points3>& target_frames,
   PatchPairs pairs;
   const Eigen::Index per_frame = grid.patch_count();
   const Eigen::Index frames =
-      target_frames.size() >= 3 ? static_cast<Eigen::Index>(target_frames.size()) - 2 : 0;
+      target_frames.size() >= 3 ? static_cast<Eigen::Index>(target_frames.size()) : 0;
   pairs.x.resize(grid.input_size(), frames * per_frame);
   pairs.y.resize(grid.output_size(), frames * per_frame);
   for (Eigen::Index k = 0; k < frames; ++k) {
-    const auto t = static_cast<std::size_t>(k + 2);
-    pairs.x.middleCols(k * per_frame, per_frame) =
-        patch_inputs(mini[t - 2], mini[t - 1], mini[t], grid, options);
+    const auto t = static_cast<std::size_t>(k);
+    pairs.x.middleCols(k * per_frame, per_frame) = patch_inputs(
+        mini[t >= 2 ? t - 2 : 0], mini[t >= 1 ? t - 1 : 0], mini[t], grid, options);
     pairs.y.middleCols(k * per_frame, per_frame) =
         patch_outputs(target_frames[t], mini[t], grid, options);
   }

@@ -1,9 +1,9 @@
 #pragma once
 /// @file
 /// Training pairs of the upscaling network from one target sequence (Lee, Oh, Lee 2019, sec. 3.2,
-/// table 2): each target frame is reduced to its miniature by DSDS; for every frame t >= 2 and
-/// every 2 x 2 miniature patch, the input is the patch over frames t-2, t-1, t (eq. 2) and the
-/// output the target patch at t (eq. 3).
+/// table 2): each target frame is reduced to its miniature by DSDS; for every frame t and every
+/// 2 x 2 miniature patch, the input is the patch over frames t-2, t-1, t (eq. 2; frames before
+/// the first are the first, as upscale takes them) and the output the target patch at t (eq. 3).
 
 #include <vector>
 
@@ -20,7 +20,7 @@ struct PatchPairs {
 };
 
 /// Pairs of a target sequence (frames #target_nx*target_ny by 3 each), frame by frame, patches
-/// row by row. Sequences shorter than 3 frames give no pairs.
+/// row by row. Sequences shorter than 3 frames give no pairs (they have no motion to learn).
 PatchPairs training_pairs(const std::vector<Points3>& target_frames, const MiniatureGrid& grid,
                           const PatchOptions& options);
 

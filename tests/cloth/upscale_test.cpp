@@ -65,9 +65,19 @@ TEST_CASE("patch outputs assemble back to the target frame, for every option") {
       // float storage of the outputs: 1e-6 m at metre scale
       CHECK((assemble_patches(out, mini, g, o) - x).cwiseAbs().maxCoeff() < 1e-6);
     }
-  const auto pairs = training_pairs({x, x, x, x}, g, {});
-  CHECK(pairs.x.cols() == 2 * 12);
+  // Every frame gives pairs: the first two with the first frame standing for those before it,
+  // as upscale takes them (trained from the third frame only, the corrector's first frame was
+  // 34.5 mm off on the demo's curtain).
+  std::vector<datadyn::Points3> frames;
+  for (int k = 0; k < 4; ++k) frames.push_back(x * (1.0 + 0.01 * k));
+  const auto pairs = training_pairs(frames, g, {});
+  CHECK(pairs.x.cols() == 4 * 12);
   CHECK(pairs.x.rows() == 36);
+  const auto m = [&](int k) { return downsample_downscale(frames[k], target.nx, target.ny, 2); };
+  CHECK(pairs.x.leftCols(12) == patch_inputs(m(0), m(0), m(0), g, {}));
+  CHECK(pairs.x.middleCols(12, 12) == patch_inputs(m(0), m(0), m(1), g, {}));
+  CHECK(pairs.x.middleCols(24, 12) == patch_inputs(m(0), m(1), m(2), g, {}));
+  CHECK(pairs.y.middleCols(36, 12) == patch_outputs(frames[3], m(3), g, {}));
 }
 
 TEST_CASE("a particle shared by patches gets the mean of their predictions") {
