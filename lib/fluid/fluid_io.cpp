@@ -351,12 +351,24 @@ std::string database_plan(const DatabaseParams& params, const std::vector<Simula
                 frames.size() == 1 ? "" : "s", s.frame_rate,
                 static_cast<double>(frames.empty() ? 0 : frames.back() - 1) / s.frame_rate);
   out += buf;
+  // Each frame stores float32 arrays per water particle: 8 bytes of position, 8 of velocity and
+  // 4 of pressure where asked for. A simulation keeps its frames until it finishes.
+  const std::uintmax_t per_particle_frame =
+      8 + (params.output.velocity ? 8 : 0) + (params.output.pressure ? 4 : 0);
+  std::uintmax_t total = 0, largest = 0;
   for (const auto& sim : sims) {
     const InitialWater w = initial_water(tank, s, sim.column);
     std::snprintf(buf, sizeof buf, "  %s: %ld water particles\n", column_text(sim).c_str(),
                   static_cast<long>(w.position.rows()));
     out += buf;
+    const std::uintmax_t bytes =
+        static_cast<std::uintmax_t>(w.position.rows()) * frames.size() * per_particle_frame;
+    total += bytes;
+    largest = std::max(largest, bytes);
   }
+  out += "per-frame arrays: " + app::byte_text(total) +
+         " before compression; a running simulation holds its frames, up to " +
+         app::byte_text(largest) + " for the largest\n";
   return out;
 }
 

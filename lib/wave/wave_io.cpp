@@ -477,6 +477,21 @@ std::string selection_svg(const std::vector<double>& z, const Eigen::VectorXd& t
 }
 
 /// The checks of the edit against the database, before any work: the 3D grid's size, the cross
+/// The 3D level set's layers along z, as a double (a config far out of range must not overflow
+/// before it is refused): one per grid spacing from the first slice to the last, and with closed
+/// ends `pad` more on each side, where the water goes on half a slice spacing beyond the outer
+/// slices and the grid a band further, so that the surface closes inside the grid.
+struct LevelSetLayers {
+  double pad = 0, nz = 0;
+};
+LevelSetLayers level_set_layers(const EditParams& p, const Grid2Spec& grid) {
+  LevelSetLayers l;
+  if (p.close_ends)
+    l.pad = std::ceil((0.5 * p.slice_spacing + p.band * grid.spacing) / grid.spacing);
+  l.nz = std::round((p.slice_count - 1.0) * p.slice_spacing / grid.spacing) + 1 + 2 * l.pad;
+  return l;
+}
+
 /// section within the feature grid, the fixed slices and simulations.
 void check_edit(const EditParams& p, const Database& db, const Grid2Spec& grid,
                 const EditRun& run) {
@@ -484,8 +499,7 @@ void check_edit(const EditParams& p, const Database& db, const Grid2Spec& grid,
   // at 5.5e8 voxels (2.2 GB as float32) its compression was skipped (a 2 GB chunk, stored raw)
   // and the run held 5.9 GB; at 1.9e8 it compressed to 15 MB with 3.4 GB held. At most 2.5e8
   // voxels (1 GB a frame).
-  const double depth = (p.slice_count - 1.0) * p.slice_spacing / grid.spacing + 1 +
-                       (p.close_ends ? p.slice_spacing / grid.spacing + 2 * (p.band + 1) : 0.0);
+  const double depth = level_set_layers(p, grid).nz;
   if (!(depth * static_cast<double>(grid.nx) * static_cast<double>(grid.ny) <= 2.5e8))
     throw ConfigError(run.origin({"slices", "grid", "close_ends", "band"}), "/slices/spacing",
                       "slices spanning at most 2.5e8 voxels of the 3D level set (" +
@@ -687,15 +701,12 @@ void write_surface(const EditParams& p, const EditRun& run, const io::CacheReade
   const double last_z = p.first_z + (static_cast<double>(S) - 1) * p.slice_spacing;
   const double band_m = p.band * grid.spacing;
   const double reach = p.close_ends ? 0.5 * p.slice_spacing : 0.0;
-  const auto pad = p.close_ends
-                       ? static_cast<std::size_t>(std::ceil((reach + band_m) / grid.spacing))
-                       : std::size_t{0};
+  const LevelSetLayers layers = level_set_layers(p, grid);
+  const auto pad = static_cast<std::size_t>(layers.pad);
   io::GridSpec out_spec;
   out_spec.nx = grid.nx;
   out_spec.ny = grid.ny;
-  out_spec.nz = static_cast<std::size_t>(
-                    std::lround((static_cast<double>(S) - 1) * p.slice_spacing / grid.spacing)) +
-                1 + 2 * pad;
+  out_spec.nz = static_cast<std::size_t>(layers.nz);
   const double origin_z = p.first_z - static_cast<double>(pad) * grid.spacing;
   out_spec.origin = {grid.origin.x(), grid.origin.y(), origin_z};
   out_spec.voxel_size = grid.spacing;
@@ -784,12 +795,14 @@ void run_wave_edit(const EditParams& p, const EditRun& run) {
     // What the run would write besides the cache: the report and the picture.
     io::check_writable_directory(run.report);
     io::check_writable_directory(run.plot);
+    const auto nz = static_cast<std::size_t>(level_set_layers(p, grid).nz);
+    const auto bytes =
+        static_cast<std::uintmax_t>(grid.nx) * grid.ny * nz * frame_index.size() * sizeof(float);
     std::printf(
         "would edit %zu slices from %zu simulations of %s into %s (%zu x %zu x %zu voxels, %zu "
-        "frames)\n",
-        S, db.names.size(), run.database.c_str(), run.output.c_str(), grid.nx, grid.ny,
-        static_cast<std::size_t>(std::lround((S - 1) * p.slice_spacing / grid.spacing)) + 1,
-        frame_index.size());
+        "frames: %s of level sets before compression)\n",
+        S, db.names.size(), run.database.c_str(), run.output.c_str(), grid.nx, grid.ny, nz,
+        frame_index.size(), app::byte_text(bytes).c_str());
     return;
   }
   problem.distance = features.distance;

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/config.hpp"
 #include "io/cache.hpp"
 #include "support/file_bytes.hpp"
 #include "support/process.hpp"
@@ -318,6 +319,37 @@ TEST_CASE("mps-gen: --dry-run lists the simulations and writes nothing") {
   CHECK(r.out.find("would write 5 of 15 simulations to db.h5") != std::string::npos);
   CHECK(r.out.find("sim_010 (column x 0 m, width 0.3 m, height 0.4 m") != std::string::npos);
   CHECK(std::filesystem::is_empty(dir.path()));
+}
+
+TEST_CASE("mps-gen: --dry-run says how much the per-frame arrays take, as the run writes them") {
+  // The sizes a farm job needs before it runs: the figure equals the float32 per-frame arrays the
+  // run then writes (positions, and here velocities and pressures), summed from their shapes.
+  TempDir dir;
+  const std::string cfg = kSmall +
+                          "--set sweep.heights=[0.3,0.45] --set output.velocity=true "
+                          "--set output.pressure=true -o " +
+                          (dir / "db.h5").string();
+  const auto dry = run_command(kMpsGen + " --dry-run" + cfg);
+  REQUIRE(dry.exit_code == 0);
+  REQUIRE(std::filesystem::is_empty(dir.path()));
+  REQUIRE(run_command(kMpsGen + cfg).exit_code == 0);
+  datadyn::io::CacheReader cache(dir / "db.h5");
+  std::uintmax_t total = 0, largest = 0;
+  for (const auto& name : cache.sequence_names()) {
+    const auto seq = cache.sequence(name);
+    std::uintmax_t bytes = 0;
+    for (const char* array : {"points/position", "points/velocity", "points/pressure"}) {
+      std::uintmax_t n = sizeof(float);
+      for (const auto d : seq.shape(array)) n *= d;
+      bytes += n;
+    }
+    total += bytes;
+    largest = std::max(largest, bytes);
+  }
+  INFO(dry.out);
+  CHECK(dry.out.find("per-frame arrays: " + datadyn::app::byte_text(total) +
+                     " before compression; a running simulation holds its frames, up to " +
+                     datadyn::app::byte_text(largest) + " for the largest") != std::string::npos);
 }
 
 TEST_CASE("mps-gen: a frame past the duration exits 2 naming it, and writes nothing") {

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/config.hpp"
 #include "core/types.hpp"
 #include "io/cache.hpp"
 #include "support/file_bytes.hpp"
@@ -164,6 +165,36 @@ TEST_CASE("wave-edit: picks the simulations whose heights match the curve, write
                   (dir / "b_out.h5").string());
   REQUIRE(r.exit_code == 0);
   CHECK(r.err.find("made for another database or other parameters") != std::string::npos);
+}
+
+TEST_CASE("wave-edit: --dry-run gives the level set's size as the run writes it") {
+  // The dry run printed the layers between the outer slices only, without the closed ends'
+  // padding (73 instead of the 87 written, on the built-in edit); it now gives the grid the run
+  // writes, with its size, for either kind of ends.
+  TempDir dir;
+  write_database(dir / "db.h5", 4, 4);
+  std::ofstream(dir / "edit.json") << config();
+  for (const char* ends : {"true", "false"}) {
+    INFO("close_ends " << ends);
+    const std::string args = " -i " + (dir / "db.h5").string() + " -c " +
+                             (dir / "edit.json").string() + " --set close_ends=" + ends;
+    const auto dry = run_command(kTool + args + " --dry-run -o " + (dir / "dry.h5").string());
+    REQUIRE(dry.exit_code == 0);
+    CHECK_FALSE(std::filesystem::exists(dir / "dry.h5"));
+    REQUIRE(run_command(kTool + args + " -o " + (dir / "s.h5").string()).exit_code == 0);
+    const auto shape = datadyn::io::CacheReader(dir / "s.h5")
+                           .sequence("surface")
+                           .shape("grids/surface");  // [F, nz, ny, nx]
+    REQUIRE(shape.size() == 4);
+    const std::string voxels = std::to_string(shape[3]) + " x " + std::to_string(shape[2]) + " x " +
+                               std::to_string(shape[1]) + " voxels, " + std::to_string(shape[0]) +
+                               " frames: " +
+                               datadyn::app::byte_text(static_cast<std::uintmax_t>(shape[0]) *
+                                                       shape[1] * shape[2] * shape[3] * 4) +
+                               " of level sets before compression";
+    INFO(dry.out);
+    CHECK(dry.out.find(voxels) != std::string::npos);
+  }
 }
 
 TEST_CASE("wave-edit: a drawn SVG gives the targets, and drawings it cannot read are refused") {
