@@ -50,6 +50,7 @@ VertexMatch match_vertices(const Eigen::Ref<const Points3>& points,
     const Cell c = cell_of(x);
     int best = -1;
     double best_d2 = std::numeric_limits<double>::infinity();
+    int within = 0;  // points within the tolerance
     for (int a = -1; a <= 1; ++a)
       for (int b = -1; b <= 1; ++b)
         for (int e = -1; e <= 1; ++e) {
@@ -57,12 +58,14 @@ VertexMatch match_vertices(const Eigen::Ref<const Points3>& points,
           if (it == cells.end()) continue;
           for (int i : it->second) {
             const double d2 = (points.row(i).transpose() - x).squaredNorm();
+            if (std::sqrt(d2) <= tolerance) ++within;
             if (d2 < best_d2 || (d2 == best_d2 && i < best)) {
               best = i;
               best_d2 = d2;
             }
           }
         }
+    if (within > 1 && m.ambiguous++ == 0) m.first_ambiguous = j;
     if (best >= 0 && std::sqrt(best_d2) <= tolerance) {
       m.point[static_cast<std::size_t>(j)] = best;
       reached[static_cast<std::size_t>(best)] = 1;

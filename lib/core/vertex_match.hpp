@@ -22,6 +22,10 @@ struct VertexMatch {
   /// point of all from it (infinity for an empty point set): what a message about it says.
   Eigen::Index first_unmatched = -1;
   double first_unmatched_distance = 0;
+  /// Reference vertices with a second point within the tolerance (two points of `points` at
+  /// one place: the motion of the farther is in no vertex), and the first of them.
+  Eigen::Index ambiguous = 0;
+  Eigen::Index first_ambiguous = -1;
 };
 
 /// Matches each row of `reference` (#M by 3) to the row of `points` (#N by 3, same units and

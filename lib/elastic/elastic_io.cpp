@@ -74,14 +74,17 @@ void read_mesh(ConfigReader& r, MeshConfig& m) {
       r.get("tets_per_cell", m.tets_per_cell, app::in_range(5, 6));
       break;
     case MeshKind::Cylinder:
-      r.get("radius", m.radius, app::in_range(kMinBodySize, kMaxBodySize));
+      r.get("radius", m.radius, app::in_range(kMinBodySize / 2, kMaxBodySize / 2));
       r.get("height", m.height, app::in_range(kMinBodySize, kMaxBodySize));
       r.get("rings", m.rings, app::at_least(1));
       r.get("segments", m.segments, app::at_least(3));
       r.get("layers", m.layers, app::at_least(1));
-      if ((1.0 + static_cast<double>(m.rings) * m.segments) * (m.layers + 1.0) > kMaxParticles)
+      if (const double n = (1.0 + static_cast<double>(m.rings) * m.segments) * (m.layers + 1.0);
+          n > kMaxParticles)
         r.fail_together({"rings", "segments", "layers"},
-                        "at most 1e7 particles ((1 + rings segments) (layers + 1))");
+                        "at most 1e7 particles, (1 + rings segments) (layers + 1) = (1 + " +
+                            std::to_string(m.rings) + " x " + std::to_string(m.segments) + ") x " +
+                            std::to_string(m.layers + 1) + " = " + app::number_text(n));
       r.get("base", m.base);
       break;
     case MeshKind::TetGen:
@@ -254,6 +257,9 @@ void check_scaled_size(const Points3& vertices, const MeshConfig& m,
   if (vertices.rows() == 0) return;  // the loaders name an empty file
   const double across = (vertices.colwise().maxCoeff() - vertices.colwise().minCoeff()).maxCoeff();
   if (across >= kMinBodySize && across <= kMaxBodySize) return;
+  // A file whose vertices all sit at one place is bad data, which no scale sets right.
+  if (!(across > 0))
+    throw IoError(m.file + ": every vertex at one place: no body to simulate (" + where + "/file)");
   char size[64];
   std::snprintf(size, sizeof size, "%.3g m across", across);
   throw ConfigError(origin({where + "/scale", where + "/file"}), where + "/scale",

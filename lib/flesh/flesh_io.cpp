@@ -183,21 +183,38 @@ FleshBody skinned_mesh_body(const MeshBodyConfig& m, const FleshSimulationParams
     for (int c = 0; c < 3; ++c)
       welded_triangles(t, c) = welded.index[static_cast<std::size_t>(welded_triangles(t, c))];
   // In an order of the surface's own: another export of the mesh, its faces in another order,
-  // gives the same body (canonical_order). Each vertex takes its position and weights from the
-  // file's vertex at its first corner in that order (the file's copies of a vertex may differ
-  // in their last bits), and the texture coordinates are numbered in the order the corners first
-  // use them.
-  const CanonicalOrder order = canonical_order(welded.points, welded_triangles);
+  // gives the same body (canonical_order). Each welded vertex stands for the least of the file's
+  // copies of it, by position and then by weights, which the file's order does not change (its
+  // copies may differ in their last bits); its texture coordinates are numbered in the order the
+  // corners first use them.
   const Eigen::Index W = welded.points.rows(), T = welded_triangles.rows();
-  std::vector<Eigen::Index> source(static_cast<std::size_t>(W), -1);  // file vertex of each
-  for (std::size_t v = welded.index.size(); v-- > 0;)  // a vertex on no face: its first copy
-    source[static_cast<std::size_t>(order.vertex[static_cast<std::size_t>(welded.index[v])])] =
-        static_cast<Eigen::Index>(v);
+  const auto less = [&](Eigen::Index a, Eigen::Index b) {
+    for (int d = 0; d < 3; ++d)
+      if (skin.rest(a, d) != skin.rest(b, d)) return skin.rest(a, d) < skin.rest(b, d);
+    for (Eigen::Index k = 0; k < skin.weights.cols(); ++k)
+      if (skin.weights(a, k) != skin.weights(b, k)) return skin.weights(a, k) < skin.weights(b, k);
+    return false;
+  };
+  std::vector<Eigen::Index> source(static_cast<std::size_t>(W), -1);  // the file's copy
+  for (Eigen::Index v = 0; v < skin.rest.rows(); ++v) {
+    Eigen::Index& s = source[static_cast<std::size_t>(welded.index[static_cast<std::size_t>(v)])];
+    if (s < 0 || less(v, s)) s = v;
+  }
+  Points3 points(W, 3);
+  for (Eigen::Index w = 0; w < W; ++w)
+    points.row(w) = skin.rest.row(source[static_cast<std::size_t>(w)]);
+  const CanonicalOrder order = canonical_order(points, welded_triangles);
   SurfaceMesh surface;
+  surface.vertices.resize(W, 3);
+  Eigen::MatrixXd weights(W, skin.weights.cols());
+  for (Eigen::Index w = 0; w < W; ++w) {
+    const auto to = static_cast<Eigen::Index>(order.vertex[static_cast<std::size_t>(w)]);
+    surface.vertices.row(to) = m.scale * points.row(w);
+    weights.row(to) = skin.weights.row(source[static_cast<std::size_t>(w)]);
+  }
   surface.triangles.resize(T, 3);
   Triangles uv_corners(T, 3);
   std::vector<int> uv_index(static_cast<std::size_t>(skin.rest.rows()), -1);
-  std::vector<char> seen(static_cast<std::size_t>(W), 0);
   Eigen::Matrix<double, Eigen::Dynamic, 2, Eigen::RowMajor> uv(skin.uv.rows() > 0 ? T * 3 : 0, 2);
   int uv_count = 0;
   for (Eigen::Index t = 0; t < T; ++t) {
@@ -205,12 +222,7 @@ FleshBody skinned_mesh_body(const MeshBodyConfig& m, const FleshSimulationParams
     const int turn = order.turn[static_cast<std::size_t>(t)];
     for (int c = 0; c < 3; ++c) {
       const int corner = skin.triangles(from, (c + turn) % 3);  // the file's vertex
-      const int w = order.vertex[static_cast<std::size_t>(welded.index[corner])];
-      surface.triangles(t, c) = w;
-      if (!seen[static_cast<std::size_t>(w)]) {
-        seen[static_cast<std::size_t>(w)] = 1;
-        source[static_cast<std::size_t>(w)] = corner;
-      }
+      surface.triangles(t, c) = order.vertex[static_cast<std::size_t>(welded.index[corner])];
       if (skin.uv.rows() == 0) continue;
       int& k = uv_index[static_cast<std::size_t>(corner)];
       if (k < 0) {
@@ -219,12 +231,6 @@ FleshBody skinned_mesh_body(const MeshBodyConfig& m, const FleshSimulationParams
       }
       uv_corners(t, c) = k;
     }
-  }
-  surface.vertices.resize(W, 3);
-  Eigen::MatrixXd weights(W, skin.weights.cols());
-  for (Eigen::Index w = 0; w < W; ++w) {
-    surface.vertices.row(w) = m.scale * skin.rest.row(source[static_cast<std::size_t>(w)]);
-    weights.row(w) = skin.weights.row(source[static_cast<std::size_t>(w)]);
   }
   TetrahedralizeOptions options;
   options.max_volume = m.max_tet_volume;
@@ -280,9 +286,12 @@ void read_simulation_params(ConfigReader& r, FleshSimulationParams& p) {
     b.get("layers", p.layers, at_least(1));
     // At most 1e6 vertices: 31,735 took 238 MB and 6 s a frame (both passes) here, so 1e6 is
     // about 10 GB and hours a frame; rings of 1e5 by mistake ran out of memory naming nothing.
-    if ((1.0 + static_cast<double>(p.rings) * p.segments) * (p.layers + 1.0) > 1e6)
+    if (const double n = (1.0 + static_cast<double>(p.rings) * p.segments) * (p.layers + 1.0);
+        n > 1e6)
       b.fail_together({"rings", "segments", "layers"},
-                      "at most 1e6 vertices ((1 + rings segments) (layers + 1))");
+                      "at most 1e6 vertices, (1 + rings segments) (layers + 1) = (1 + " +
+                          std::to_string(p.rings) + " x " + std::to_string(p.segments) + ") x " +
+                          std::to_string(p.layers + 1) + " = " + app::number_text(n));
     b.get("pin_radius", p.pin_radius, non_negative());
   }
   {

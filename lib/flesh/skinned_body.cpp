@@ -62,7 +62,7 @@ CanonicalOrder canonical_order(const Points3& points, const Triangles& triangles
   order.vertex.resize(W);
   for (std::size_t k = 0; k < W; ++k)
     order.vertex[static_cast<std::size_t>(by_position[k])] = static_cast<int>(k);
-  // Each triangle in new indices, turned to start at its lowest; then sorted (stable: equal
+  // Each triangle in new indices, turned to its least turn; then sorted (stable: equal
   // triangles keep the file's order).
   const auto T = static_cast<std::size_t>(triangles.rows());
   std::vector<std::array<int, 3>> turned(T);
@@ -72,10 +72,17 @@ CanonicalOrder canonical_order(const Points3& points, const Triangles& triangles
     for (int c = 0; c < 3; ++c)
       v[static_cast<std::size_t>(c)] =
           order.vertex[static_cast<std::size_t>(triangles(static_cast<Eigen::Index>(t), c))];
-    const int r = static_cast<int>(std::min_element(v.begin(), v.end()) - v.begin());
-    order.turn[t] = r;
-    turned[t] = {v[static_cast<std::size_t>(r)], v[static_cast<std::size_t>((r + 1) % 3)],
-                 v[static_cast<std::size_t>((r + 2) % 3)]};
+    // The least of the three turns: the one starting at the lowest vertex, and of a face with a
+    // vertex twice (degenerate), the same whichever corner the file started it at.
+    for (int r = 0; r < 3; ++r) {
+      const std::array<int, 3> turn{v[static_cast<std::size_t>(r)],
+                                    v[static_cast<std::size_t>((r + 1) % 3)],
+                                    v[static_cast<std::size_t>((r + 2) % 3)]};
+      if (r == 0 || turn < turned[t]) {
+        turned[t] = turn;
+        order.turn[t] = r;
+      }
+    }
   }
   order.triangle.resize(T);
   for (std::size_t t = 0; t < T; ++t) order.triangle[t] = static_cast<Eigen::Index>(t);

@@ -800,11 +800,12 @@ void plan_match(const MeshExportParams& params, const SequenceReader& seq, Expor
   const ExportMatchParams& mp = params.match;
   if (mp.file.empty()) return;
   const std::string file = mp.file.string();
-  if (format == ExportFormat::Xdmf)
-    throw UsageError(
-        "match.file: xdmf describes the cache as it is, in its own vertex order; "
-        "export obj, ply, pc2, mdd or usda to take the vertices of " +
-        file);
+  if (format == ExportFormat::Xdmf || format == ExportFormat::Vdb)
+    throw UsageError(std::string("match.file: ") + format_name(format) +
+                     (format == ExportFormat::Xdmf
+                          ? " describes the cache as it is, in its own vertex order"
+                          : " holds a level set, which has no vertices to order") +
+                     "; export obj, ply, pc2, mdd or usda to take the vertices of " + file);
   if (job.source != ExportSource::Mesh)
     throw UsageError("match.file: " + file + " gives the vertices of a mesh, and source \"" +
                      source_name(job.source) + "\" has none (source \"mesh\" exports one)");
@@ -812,6 +813,12 @@ void plan_match(const MeshExportParams& params, const SequenceReader& seq, Expor
   // The file in the cache's units and frame.
   const bool z_up = mp.up_axis == "Z";
   const Points3 in_cache = file_in_cache(mesh, mp.scale, z_up);
+  if (!in_cache.allFinite()) {
+    char text[96];
+    std::snprintf(text, sizeof text, "%g", mp.scale);
+    throw IoError(file + ": its coordinates over match.scale " + text +
+                  " are beyond a double's range");
+  }
   // The cache's pose the file shows.
   Points3 pose;
   std::string pose_name;
@@ -831,12 +838,38 @@ void plan_match(const MeshExportParams& params, const SequenceReader& seq, Expor
     pose = to_points3(seq.positions(*index));
   }
   require_finite_rows(pose, pose_name);
-  const double size = (pose.colwise().maxCoeff() - pose.colwise().minCoeff()).norm();
-  if (!(size > 0))
-    throw IoError(pose_name + ": every vertex at one place, so no vertex of " + file +
-                  " can be told where it lies");
+  // The cache's vertices a mesh of it has: those its faces use (of tetrahedra, the boundary's).
+  std::vector<int> on_faces;
+  {
+    std::vector<char> used(static_cast<std::size_t>(pose.rows()), 0);
+    const auto mark = [&](const auto& faces) {
+      for (Eigen::Index i = 0; i < faces.size(); ++i)
+        used[static_cast<std::size_t>(faces.data()[i])] = 1;
+    };
+    if (job.topology == "tetrahedra") {
+      mark(boundary_triangles(seq.topology("tetrahedra")));
+    } else {
+      if (seq.has("topology/triangles")) mark(seq.topology("triangles"));
+      if (seq.has("topology/quads")) mark(seq.topology("quads"));
+    }
+    for (std::size_t v = 0; v < used.size(); ++v)
+      if (used[v]) on_faces.push_back(static_cast<int>(v));
+  }
+  Points3 candidates(static_cast<Eigen::Index>(on_faces.size()), 3);
+  for (std::size_t k = 0; k < on_faces.size(); ++k)
+    candidates.row(static_cast<Eigen::Index>(k)) = pose.row(on_faces[k]);
+  const double size = candidates.rows() > 0 ? (candidates.colwise().maxCoeff() -
+                                               candidates.colwise().minCoeff())
+                                                  .norm()
+                                            : 0.0;
+  if (!(size > 0) || !std::isfinite(size))
+    throw IoError(pose_name + (std::isfinite(size) ? ": every vertex at one place"
+                                                   : ": a mesh too large to measure") +
+                  ", so no vertex of " + file + " can be told where it lies");
   const double tolerance = mp.tolerance * size;
-  const VertexMatch m = match_vertices(pose, in_cache, tolerance);
+  VertexMatch m = match_vertices(candidates, in_cache, tolerance);
+  for (int& v : m.point)
+    if (v >= 0) v = on_faces[static_cast<std::size_t>(v)];
   if (m.unmatched > 0) {
     char text[160];
     std::snprintf(text, sizeof text,
@@ -850,9 +883,17 @@ void plan_match(const MeshExportParams& params, const SequenceReader& seq, Expor
                   " vertices lie on none" + match_hint(mp, mesh, pose, tolerance));
   }
   if (m.unreached > 0 && note)
-    note(NoteLevel::Warning, where + ": " + std::to_string(m.unreached) + " of its " +
-                                 std::to_string(pose.rows()) + " vertices lie under no vertex of " +
-                                 file + " and are in no file written");
+    note(NoteLevel::Warning, where + ": " + std::to_string(m.unreached) + " of the " +
+                                 std::to_string(candidates.rows()) +
+                                 " vertices of its faces lie under no vertex of " + file +
+                                 " and are in no file written");
+  if (m.ambiguous > 0 && note)
+    note(NoteLevel::Warning,
+         file + ": " + std::to_string(m.ambiguous) + " of its vertices (the first: vertex " +
+             std::to_string(m.first_ambiguous + 1) + " at " +
+             point_text(mesh.vertices.row(m.first_ambiguous).transpose()) +
+             ") lie within match.tolerance of two or more vertices of " + pose_name +
+             " and follow the nearest; the others' motion is in no file");
   auto matched = std::make_shared<MatchedMesh>();
   matched->vertex = m.point;
   matched->triangles = mesh.triangles;
@@ -1149,6 +1190,10 @@ void write_job(const MeshExportParams& params, const Provenance& prov, ExportFor
       stage.end_time_code = static_cast<double>(frames[job.indices.back()]);
       stage.time_codes_per_second = seq.frame_rate();
       stage.up_axis = params.up_axis;
+      if (job.match) {  // the file's units and frame, which the points are in
+        stage.up_axis = params.match.up_axis;
+        stage.meters_per_unit = 1 / params.match.scale;
+      }
       stage.metadata = metadata({});
       UsdaWriter usda(job.output, stage, job.sequence, job.source != ExportSource::Mesh,
                       params.smooth_shading);

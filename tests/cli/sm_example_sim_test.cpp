@@ -451,12 +451,19 @@ TEST_CASE("sm-example-sim: config errors exit 2 and name the key") {
   // default)").
   r = mesh_error(R"("type": "cylinder", "rings": 100000, "segments": 100)");
   CHECK(r.exit_code == 2);
-  CHECK(r.err.find("size.json: /bodies/0/mesh/segments: expected at most 1e7 particles ((1 + "
-                   "rings segments) (layers + 1)), got 100") != std::string::npos);
+  CHECK(r.err.find("size.json: /bodies/0/mesh/segments: expected at most 1e7 particles, (1 + "
+                   "rings segments) (layers + 1) = (1 + 100000 x 100) x 9 = 9e+07, got 100") !=
+        std::string::npos);
   r = mesh_error(R"("type": "cylinder", "radius": 1e-160)");
   CHECK(r.exit_code == 2);
-  CHECK(r.err.find("/bodies/0/mesh/radius: expected a number in [0.001, 1000], got 1e-160") !=
+  CHECK(r.err.find("/bodies/0/mesh/radius: expected a number in [0.0005, 500], got 1e-160") !=
         std::string::npos);
+  // A file of one point is bad data (exit 1), which no scale sets right.
+  std::ofstream(dir / "point.obj") << "v 1 1 1\nv 1 1 1\nv 1 1 1\nf 1 2 3\n";
+  r = mesh_error(R"("type": "voxels", "file": "point.obj")");
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("point.obj: every vertex at one place: no body to simulate (/bodies/0/mesh/"
+                   "file)") != std::string::npos);
   // A box's corners too close: the corner the config gave is named, the other's value shown.
   r = mesh_error(R"("type": "box", "max_corner": [0.25, 1.36, -0.2499999])");
   CHECK(r.exit_code == 2);

@@ -43,6 +43,7 @@ TEST_CASE("vertex match: a permuted copy with vertices split at seams finds ever
   CHECK(m.unmatched == 0);
   CHECK(m.unreached == 0);
   CHECK(m.first_unmatched == -1);
+  CHECK(m.ambiguous == 0);
   // The same at 1e6 times the size with the tolerance scaled alike (the hash cells scale too).
   const VertexMatch big = match_vertices(points * 1e6, reference * 1e6, 1e2);
   CHECK(big.point == order);
@@ -77,4 +78,9 @@ TEST_CASE("vertex match: of two points within the tolerance the nearer wins, tie
   Points3 origin = Points3::Zero(1, 3);
   CHECK(match_vertices(twins, origin, 1e-3).point == std::vector<int>{0});
   CHECK(match_vertices(twins.colwise().reverse(), origin, 1e-3).point == std::vector<int>{0});
+  // Both within the tolerance: counted as ambiguous (the other one's motion is in no vertex).
+  const VertexMatch m = match_vertices(points, reference, 1e-3);
+  CHECK(m.ambiguous == 2);
+  CHECK(m.first_ambiguous == 0);
+  CHECK(match_vertices(points, reference, 1e-4).ambiguous == 0);  // each alone within 1e-4
 }

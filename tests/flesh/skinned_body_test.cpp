@@ -3,6 +3,7 @@
 
 #include <doctest/doctest.h>
 
+#include <array>
 #include <cmath>
 #include <tuple>
 #include <utility>
@@ -86,6 +87,24 @@ TEST_CASE("the canonical order of a surface does not depend on the order it was 
             std::make_tuple(t1(k, 0), t1(k, 1), t1(k, 2)));
     const Eigen::Vector3d a = y1.row(t1(k, 0)), b = y1.row(t1(k, 1)), c = y1.row(t1(k, 2));
     CHECK((b - a).cross(c - a).dot(a + b + c) > 0);  // outward, as every input face
+  }
+}
+
+TEST_CASE("a face with a vertex twice has one canonical turn whichever corner it starts at") {
+  // (a, a, b) listed from each of its corners. Turning it to start at its first lowest corner
+  // gave (a, a, b) from two of them and (a, b, a) from the third; the least turn is (a, a, b).
+  Points3 p(2, 3);
+  p << 0, 0, 0, 1, 0, 0;
+  for (const auto& [x, y, z] : {std::tuple{0, 0, 1}, std::tuple{0, 1, 0}, std::tuple{1, 0, 0}}) {
+    Triangles t(1, 3);
+    t << x, y, z;
+    const CanonicalOrder o = canonical_order(p, t);
+    std::array<int, 3> turned{};
+    for (int c = 0; c < 3; ++c)
+      turned[static_cast<std::size_t>(c)] =
+          o.vertex[static_cast<std::size_t>(t(0, (c + o.turn[0]) % 3))];
+    INFO(x << y << z);
+    CHECK(turned == std::array<int, 3>{0, 0, 1});
   }
 }
 

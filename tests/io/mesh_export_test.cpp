@@ -933,8 +933,80 @@ TEST_CASE("export: match.file gives the files its vertices, faces and texture co
     notes.clear();
     export_cache(q, kProvenance, {}, [&](NoteLevel, const std::string& n) { notes.push_back(n); });
     CHECK(test::read_pc2(fx.dir / "part.pc2").points == 3);
-    CHECK(said("/sequences/cloth: 17 of its 20 vertices lie under no vertex of "));
+    CHECK(said("/sequences/cloth: 17 of the 20 vertices of its faces lie under no vertex of "));
   }
+
+  // USDA says the file's frame and unit, which the points are in: Z up, centimetres.
+  p.output = fx.dir / "matched.usda";
+  p.frames.clear();
+  p.attributes.clear();
+  export_cache(p, kProvenance);
+  const auto layer = test::read_usda(fx.dir / "matched.usda");
+  CHECK(layer.metadata.at("upAxis").text == "Z");
+  CHECK(layer.metadata.at("metersPerUnit").number == doctest::Approx(0.01).epsilon(1e-12));
+}
+
+TEST_CASE("export: match.file on a tetrahedral mesh takes its boundary, and names coincidences") {
+  // The core cube of tetrahedra: 8 surface vertices around an interior one. The artist's mesh
+  // is its surface, in reverse order; the interior vertex, on no face, is no candidate and no
+  // cause for a warning.
+  TempDir dir;
+  test::write_core_cache(dir / "core.h5", 3);
+  {
+    std::ofstream obj(dir / "cube.obj");
+    for (int k = 7; k >= 0; --k) {
+      const Eigen::Vector3d x =
+          test::core_rest().row(test::kCoreSurface[static_cast<std::size_t>(k)]);
+      obj << "v " << x.x() << ' ' << x.y() << ' ' << x.z() << '\n';
+    }
+  }
+  MeshExportParams p;
+  p.input = dir / "core.h5";
+  p.output = dir / "cube.pc2";
+  p.match.file = dir / "cube.obj";
+  std::vector<std::string> notes;
+  export_cache(p, kProvenance, {}, [&](NoteLevel, const std::string& n) { notes.push_back(n); });
+  CHECK(notes.size() == 1);  // the match's information line, no warning
+  const auto pc2 = test::read_pc2(dir / "cube.pc2");
+  REQUIRE(pc2.points == 8);
+  for (int j = 0; j < 8; ++j) {  // moved 0.1 f along x at frame f
+    const Eigen::Vector3d rest =
+        test::core_rest().row(test::kCoreSurface[static_cast<std::size_t>(7 - j)]);
+    CHECK((pc2.x[2][static_cast<std::size_t>(j)] - rest - Eigen::Vector3d(0.3, 0, 0))
+              .cwiseAbs()
+              .maxCoeff() <= kTol);
+  }
+  // A VDB has no vertices to order: refused, before any file.
+  p.output = dir / "cube.vdb";
+  CHECK_THROWS_WITH_AS(export_cache(p, kProvenance),
+                       doctest::Contains("vdb holds a level set, which has no vertices to order"),
+                       UsageError);
+  // Two cache vertices at one place (an unwelded cache): the file's vertex there follows one,
+  // and a warning says the other's motion is in no file.
+  {
+    io::CacheWriter w(dir / "twins.h5", {"export-test 1", "export-test", "{}", ""});
+    auto& seq = w.add_sequence("twins", {24.0, 3});
+    Points3 x(4, 3);
+    x << 0, 0, 0, 1, 0, 0, 0, 1, 0, 1, 0, 0;  // 1 and 3 coincide
+    Triangles t(2, 3);
+    t << 0, 1, 2, 2, 3, 0;
+    seq.write_static("rest/position", io::view(x));
+    seq.write_static("topology/triangles", io::view(t));
+    seq.append_frame(1, 0.0, {{"points/position", io::view(x)}});
+    w.commit();
+  }
+  std::ofstream(dir / "tri.obj") << "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n";
+  MeshExportParams q;
+  q.input = dir / "twins.h5";
+  q.output = dir / "tri.pc2";
+  q.match.file = dir / "tri.obj";
+  notes.clear();
+  export_cache(q, kProvenance, {}, [&](NoteLevel, const std::string& n) { notes.push_back(n); });
+  CHECK(std::any_of(notes.begin(), notes.end(), [](const std::string& n) {
+    return n.find(
+               "tri.obj: 1 of its vertices (the first: vertex 2 at (1, 0, 0)) lie within "
+               "match.tolerance of two or more vertices of ") != std::string::npos;
+  }));
 }
 
 TEST_CASE("export: a match.file that does not fit names its vertex and what would fit it") {
