@@ -249,7 +249,7 @@ TEST_CASE("spring-fit: mismatched or broken training data is an error naming fil
                   (dir / "g.h5").string());
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/body/radius: expected a number in [0.001, 100]") != std::string::npos);
-  // 1e5 rings by mistake: 2e9 vertices, out of memory naming nothing (the dry run passed).
+  // 1e5 rings by mistake: 3e7 vertices, out of memory naming nothing (the dry run passed).
   r = run_command(kSpringFit + " simulate --dry-run --set body.rings=100000 -o " +
                   (dir / "g.h5").string());
   CHECK(r.exit_code == 2);
