@@ -26,9 +26,9 @@ WeldedVertices weld_vertices(const Points3& points, double tolerance);
 /// A vertex and triangle order that depends on the surface alone, not on the order a file lists
 /// it in: vertices by position (x, then y, then z), each triangle turned to start at its lowest
 /// vertex (its winding kept; of a degenerate one, the least of its turns), triangles in order of
-/// their vertices. An exporter may write the
-/// same mesh's faces in another order each time (Blender 3.4's FBX exporter does), which gave
-/// the welded vertices another order, and springs fitted on one export were refused on the next.
+/// their vertices. An exporter may write the same mesh's faces in another order each time
+/// (Blender 3.4's FBX exporter does), which gave the welded vertices another order, and springs
+/// fitted on one export were refused on the next.
 /// @param points #W by 3, no two equal (welded); @param triangles #T by 3 into them.
 struct CanonicalOrder {
   std::vector<int> vertex;             ///< #W: the new index of vertex w

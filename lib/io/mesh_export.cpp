@@ -880,7 +880,7 @@ void plan_match(const MeshExportParams& params, const SequenceReader& seq, Expor
                   point_text(mesh.vertices.row(m.first_unmatched).transpose()) +
                   " lies on no vertex of " + pose_name + text + "; " + std::to_string(m.unmatched) +
                   " of the file's " + std::to_string(mesh.vertices.rows()) +
-                  " vertices lie on none" + match_hint(mp, mesh, pose, tolerance));
+                  " vertices lie on none" + match_hint(mp, mesh, candidates, tolerance));
   }
   if (m.unreached > 0 && note)
     note(NoteLevel::Warning, where + ": " + std::to_string(m.unreached) + " of the " +
