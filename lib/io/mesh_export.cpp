@@ -858,14 +858,15 @@ void plan_match(const MeshExportParams& params, const SequenceReader& seq, Expor
   Points3 candidates(static_cast<Eigen::Index>(on_faces.size()), 3);
   for (std::size_t k = 0; k < on_faces.size(); ++k)
     candidates.row(static_cast<Eigen::Index>(k)) = pose.row(on_faces[k]);
-  const double size = candidates.rows() > 0 ? (candidates.colwise().maxCoeff() -
-                                               candidates.colwise().minCoeff())
-                                                  .norm()
-                                            : 0.0;
+  const double size =
+      candidates.rows() > 0
+          ? (candidates.colwise().maxCoeff() - candidates.colwise().minCoeff()).norm()
+          : 0.0;
   if (!(size > 0) || !std::isfinite(size))
-    throw IoError(pose_name + (std::isfinite(size) ? ": every vertex at one place"
-                                                   : ": a mesh too large to measure") +
-                  ", so no vertex of " + file + " can be told where it lies");
+    throw IoError(
+        pose_name +
+        (std::isfinite(size) ? ": every vertex at one place" : ": a mesh too large to measure") +
+        ", so no vertex of " + file + " can be told where it lies");
   const double tolerance = mp.tolerance * size;
   VertexMatch m = match_vertices(candidates, in_cache, tolerance);
   for (int& v : m.point)
