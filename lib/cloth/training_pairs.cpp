@@ -26,8 +26,8 @@ PatchPairs training_pairs(const std::vector<Points3>& target_frames,
   pairs.y.resize(grid.output_size(), frames * per_frame);
   for (Eigen::Index k = 0; k < frames; ++k) {
     const auto t = static_cast<std::size_t>(k);
-    pairs.x.middleCols(k * per_frame, per_frame) = patch_inputs(
-        mini[t >= 2 ? t - 2 : 0], mini[t >= 1 ? t - 1 : 0], mini[t], grid, options);
+    pairs.x.middleCols(k * per_frame, per_frame) =
+        patch_inputs(mini[t >= 2 ? t - 2 : 0], mini[t >= 1 ? t - 1 : 0], mini[t], grid, options);
     pairs.y.middleCols(k * per_frame, per_frame) =
         patch_outputs(target_frames[t], mini[t], grid, options);
   }
