@@ -2,7 +2,8 @@
 /// @file
 /// Which vertex of one point set each vertex of another lies on: the vertex order of a mesh as
 /// a DCC tool holds it, recovered by position from a simulated copy of it whose vertices were
-/// welded and reordered (a rigged mesh read through assimp, a render mesh split at its seams).
+/// welded and reordered (a rigged mesh read through assimp, a render mesh split at its seams);
+/// and the welding itself. Both hash the points into the same cell grid.
 
 #include <vector>
 
@@ -36,5 +37,17 @@ struct VertexMatch {
 /// @pre both finite; tolerance > 0
 VertexMatch match_vertices(const Eigen::Ref<const Points3>& points,
                            const Eigen::Ref<const Points3>& reference, double tolerance);
+
+/// Merges vertices closer than `tolerance` (same unit as `points`, > 0): each vertex joins the
+/// nearest merged vertex within the tolerance (of those equally near, the first), or starts a
+/// new one. File formats split a vertex wherever its normal or texture coordinate changes, which
+/// leaves a closed surface with cracks in its indexing.
+struct WeldedVertices {
+  std::vector<int> index;  ///< #V: the merged vertex of each input vertex
+  Points3 points;          ///< #W by 3 merged positions (the first of each group), in order of
+                           ///< their first vertex
+};
+/// @pre points finite; tolerance > 0
+WeldedVertices weld_vertices(const Eigen::Ref<const Points3>& points, double tolerance);
 
 }  // namespace datadyn

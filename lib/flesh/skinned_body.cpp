@@ -12,44 +12,6 @@
 
 namespace datadyn::flesh {
 
-WeldedVertices weld_vertices(const Points3& points, double tolerance) {
-  DATADYN_CHECK(tolerance > 0);
-  // Hash on a grid of cell `tolerance`; candidates in the 27 neighbouring cells.
-  using Cell = std::tuple<long long, long long, long long>;
-  std::map<Cell, std::vector<int>> grid;
-  WeldedVertices out;
-  out.index.resize(static_cast<std::size_t>(points.rows()));
-  std::vector<Eigen::RowVector3d> kept;
-  for (Eigen::Index v = 0; v < points.rows(); ++v) {
-    const Eigen::RowVector3d p = points.row(v);
-    const Cell c{std::llround(p.x() / tolerance), std::llround(p.y() / tolerance),
-                 std::llround(p.z() / tolerance)};
-    int found = -1;
-    for (long long dx = -1; dx <= 1 && found < 0; ++dx)
-      for (long long dy = -1; dy <= 1 && found < 0; ++dy)
-        for (long long dz = -1; dz <= 1 && found < 0; ++dz) {
-          const auto it =
-              grid.find({std::get<0>(c) + dx, std::get<1>(c) + dy, std::get<2>(c) + dz});
-          if (it == grid.end()) continue;
-          for (const int k : it->second)
-            if ((kept[static_cast<std::size_t>(k)] - p).norm() < tolerance) {
-              found = k;
-              break;
-            }
-        }
-    if (found < 0) {
-      found = static_cast<int>(kept.size());
-      kept.push_back(p);
-      grid[c].push_back(found);
-    }
-    out.index[static_cast<std::size_t>(v)] = found;
-  }
-  out.points.resize(static_cast<Eigen::Index>(kept.size()), 3);
-  for (std::size_t k = 0; k < kept.size(); ++k)
-    out.points.row(static_cast<Eigen::Index>(k)) = kept[k];
-  return out;
-}
-
 CanonicalOrder canonical_order(const Points3& points, const Triangles& triangles) {
   const auto W = static_cast<std::size_t>(points.rows());
   std::vector<int> by_position(W);

@@ -1,27 +1,18 @@
 #pragma once
 /// @file
 /// A simulation body from a rigged surface mesh (Jin et al. 2022, section 7: a tetrahedral
-/// mesh of the character with its skinning carried inside): welding the file's split vertices,
-/// skin weights for the interior vertices, and the vertices that follow the bones.
+/// mesh of the character with its skinning carried inside): an order of the welded surface's own
+/// (the welding is in core/vertex_match), skin weights for the interior vertices, and the
+/// vertices that follow the bones.
 
 #include <vector>
 
 #include <Eigen/Core>
 
 #include "core/types.hpp"
+#include "core/vertex_match.hpp"
 
 namespace datadyn::flesh {
-
-/// Merges vertices closer than `tolerance` (same unit as `points`, > 0) to the first of them.
-/// File formats split a vertex wherever its normal or texture coordinate changes, which leaves a
-/// closed surface with cracks in its indexing.
-/// @param points #V by 3. @return #V indices into the merged points (first occurrence order)
-///   and the merged points.
-struct WeldedVertices {
-  std::vector<int> index;  ///< #V: the merged vertex of each input vertex
-  Points3 points;          ///< #W by 3 merged positions (the first of each group)
-};
-WeldedVertices weld_vertices(const Points3& points, double tolerance);
 
 /// A vertex and triangle order that depends on the surface alone, not on the order a file lists
 /// it in: vertices by position (x, then y, then z), each triangle turned to start at its lowest

@@ -84,3 +84,37 @@ TEST_CASE("vertex match: of two points within the tolerance the nearer wins, tie
   CHECK(m.first_ambiguous == 0);
   CHECK(match_vertices(points, reference, 1e-4).ambiguous == 0);  // each alone within 1e-4
 }
+
+TEST_CASE("welding merges vertices closer than the tolerance and keeps the others") {
+  Points3 p(6, 3);
+  p << 0, 0, 0,      //
+      1, 0, 0,       //
+      0, 0, 0.4e-6,  // 0's twin, 0.4 µm away
+      1, 0, 0,       // 1's exact twin
+      0, 0, 2e-6,    // 2 µm from 0: its own vertex
+      1e-6, 1, -3;   //
+  const auto w = weld_vertices(p, 1e-6);
+  CHECK(w.index == std::vector<int>{0, 1, 0, 1, 2, 3});
+  REQUIRE(w.points.rows() == 4);
+  for (Eigen::Index v = 0; v < p.rows(); ++v)
+    CHECK((w.points.row(w.index[static_cast<std::size_t>(v)]) - p.row(v)).norm() < 1e-6);
+  // Cells of the hash grid do not split twins across a cell boundary (0.5 tolerance rounds up
+  // on one side and down on the other).
+  Points3 q(2, 3);
+  q << 0.49e-6, 0, 0, 0.51e-6, 0, 0;
+  CHECK(weld_vertices(q, 1e-6).points.rows() == 1);
+}
+
+TEST_CASE("welding joins a vertex to the nearest merged vertex, whichever cell it is in") {
+  // a and b are 1.5 tolerances apart, so both stay; c is within the tolerance of both and
+  // nearer b (0.6 against 0.9). Hashed by rounding, a's cell was searched first and took c.
+  Points3 p(3, 3);
+  p << 0, 0, 0,      //
+      1.5e-6, 0, 0,  //
+      0.9e-6, 0, 0;
+  CHECK(weld_vertices(p, 1e-6).index == std::vector<int>{0, 1, 1});
+  // Far from the origin (a character placed 1 km out, in millimetres) the same.
+  Points3 far = p;
+  far.col(1).array() += 1e6;
+  CHECK(weld_vertices(far, 1e-6).index == std::vector<int>{0, 1, 1});
+}

@@ -1,5 +1,5 @@
-// A rigged mesh as a simulation body: welding split vertices, weights carried inside, vertices
-// near the bones.
+// A rigged mesh as a simulation body: its canonical order, weights carried inside, vertices near
+// the bones.
 
 #include <doctest/doctest.h>
 
@@ -15,26 +15,6 @@
 
 using namespace datadyn;
 using namespace datadyn::flesh;
-
-TEST_CASE("welding merges vertices closer than the tolerance and keeps the others") {
-  Points3 p(6, 3);
-  p << 0, 0, 0,      //
-      1, 0, 0,       //
-      0, 0, 0.4e-6,  // 0's twin, 0.4 µm away
-      1, 0, 0,       // 1's exact twin
-      0, 0, 2e-6,    // 2 µm from 0: its own vertex
-      1e-6, 1, -3;   //
-  const auto w = weld_vertices(p, 1e-6);
-  CHECK(w.index == std::vector<int>{0, 1, 0, 1, 2, 3});
-  REQUIRE(w.points.rows() == 4);
-  for (Eigen::Index v = 0; v < p.rows(); ++v)
-    CHECK((w.points.row(w.index[static_cast<std::size_t>(v)]) - p.row(v)).norm() < 1e-6);
-  // Cells of the hash grid do not split twins across a cell boundary (0.5 tolerance rounds up
-  // on one side and down on the other).
-  Points3 q(2, 3);
-  q << 0.49e-6, 0, 0, 0.51e-6, 0, 0;
-  CHECK(weld_vertices(q, 1e-6).points.rows() == 1);
-}
 
 TEST_CASE("the canonical order of a surface does not depend on the order it was listed in") {
   // An octahedron, then the same with its vertices shuffled, its faces shuffled and each face
