@@ -13,6 +13,7 @@
 
 #include <Eigen/Geometry>
 
+#include "core/check.hpp"
 #include "core/errors.hpp"
 #include "core/mesh_topology.hpp"
 #include "core/vertex_match.hpp"
@@ -89,9 +90,11 @@ Eigen::Matrix3d to_file_frame(double scale, bool z_up) {
 /// The mesh of match.file, and the cache vertex each of its vertices lies on.
 struct MatchedMesh {
   std::vector<int> vertex;  // #M: the cache's vertex for the file's vertex j
-  Triangles triangles;      // the file's faces, cut into triangles
+  Triangles triangles;      // the file's triangles, and its larger polygons cut into triangles
+  Quads quads;              // the file's quads
   TextureCoordinates uv;    // the file's texture coordinates, face-varying, or empty
   Triangles uv_triangles;
+  Quads uv_quads;
   Eigen::Matrix3d to_file = Eigen::Matrix3d::Identity();  // to_file_frame
 };
 
@@ -234,10 +237,12 @@ class FrameSource {
       : seq_(seq), job_(job), where_(std::move(where)) {
     if (job.match) {
       faces_.triangles = job.match->triangles;
+      faces_.quads = job.match->quads;
       kept_ = job.match->vertex;
       if (job.uv == UvSource::Reference) {
         faces_.uv = job.match->uv;
         faces_.uv_triangles = job.match->uv_triangles;
+        faces_.uv_quads = job.match->uv_quads;
       }
     } else if (job.source == ExportSource::Mesh) {
       if (job.topology == "tetrahedra") {
@@ -565,8 +570,8 @@ void plan_texture_coordinates(const MeshExportParams& params, const SequenceRead
   const std::string& topology = job.topology;
   // match.file's faces are not the cache's: they take the file's own texture coordinates, else
   // the cache's per vertex (through the match) or a box projection, never the cache's uv/.
-  if (job.match && params.uv && job.match->uv_triangles.rows() > 0 && format != ExportFormat::Vdb &&
-      format != ExportFormat::Xdmf) {
+  if (job.match && params.uv && job.match->uv_triangles.rows() + job.match->uv_quads.rows() > 0 &&
+      format != ExportFormat::Vdb && format != ExportFormat::Xdmf) {
     job.uv = UvSource::Reference;
     return;
   }
@@ -793,6 +798,52 @@ std::string match_hint(const ExportMatchParams& mp, const SurfaceMesh& file, con
   return text;
 }
 
+/// The faces of match.file as the formats take them: its triangles and quads as they are (a
+/// quad with a vertex twice as its two triangles), a larger polygon as the triangles load_obj cut
+/// it into; with their texture coordinates where the file has them.
+void keep_quads(const SurfaceMesh& mesh, MatchedMesh& out) {
+  const bool uv = !mesh.uv.empty();
+  std::vector<int> tri, tri_uv, quad, quad_uv;
+  std::size_t corner = 0;
+  Eigen::Index t = 0;  // the polygon's first triangle
+  for (const int size : mesh.polygons.sizes) {
+    const int* v = mesh.polygons.corners.data() + corner;
+    const bool distinct = size == 4 && v[0] != v[1] && v[0] != v[2] && v[0] != v[3] &&
+                          v[1] != v[2] && v[1] != v[3] && v[2] != v[3];
+    if (distinct) {
+      quad.insert(quad.end(), v, v + 4);
+      // The texture coordinate of each corner: the one its vertex has in the quad's triangles.
+      for (int c = 0; c < 4 && uv; ++c)
+        for (Eigen::Index k = t; k < t + 2; ++k)
+          for (int e = 0; e < 3; ++e)
+            if (mesh.triangles(k, e) == v[c]) {
+              quad_uv.push_back(mesh.uv.corners(k, e));
+              k = t + 2;
+              break;
+            }
+    } else {
+      for (Eigen::Index k = t; k < t + size - 2; ++k)
+        for (int e = 0; e < 3; ++e) {
+          tri.push_back(mesh.triangles(k, e));
+          if (uv) tri_uv.push_back(mesh.uv.corners(k, e));
+        }
+    }
+    corner += static_cast<std::size_t>(size);
+    t += size - 2;
+  }
+  DATADYN_CHECK_EQ(t, mesh.triangles.rows());
+  const auto rows = [](const std::vector<int>& x, Eigen::Index width) {
+    return static_cast<Eigen::Index>(x.size()) / width;
+  };
+  out.triangles = Eigen::Map<const Triangles>(tri.data(), rows(tri, 3), 3);
+  out.quads = Eigen::Map<const Quads>(quad.data(), rows(quad, 4), 4);
+  if (uv) {
+    DATADYN_CHECK_EQ(quad_uv.size(), quad.size());
+    out.uv_triangles = Eigen::Map<const Triangles>(tri_uv.data(), rows(tri_uv, 3), 3);
+    out.uv_quads = Eigen::Map<const Quads>(quad_uv.data(), rows(quad_uv, 4), 4);
+  }
+}
+
 /// Sets job.match from match.file: which cache vertex each of the file's vertices lies on, at
 /// the rest pose or the frame match.frame.
 void plan_match(const MeshExportParams& params, const SequenceReader& seq, ExportFormat format,
@@ -897,17 +948,18 @@ void plan_match(const MeshExportParams& params, const SequenceReader& seq, Expor
              " and follow the nearest; the others' motion is in no file");
   auto matched = std::make_shared<MatchedMesh>();
   matched->vertex = m.point;
-  matched->triangles = mesh.triangles;
-  if (!mesh.uv.empty()) {
-    matched->uv = mesh.uv.coordinates.cast<float>();
-    matched->uv_triangles = mesh.uv.corners;
-  }
+  keep_quads(mesh, *matched);
+  if (!mesh.uv.empty()) matched->uv = mesh.uv.coordinates.cast<float>();
   matched->to_file = to_file_frame(mp.scale, z_up);
+  const Eigen::Index tris = matched->triangles.rows(), quads = matched->quads.rows();
+  const std::string faces =
+      (tris > 0 || quads == 0 ? std::to_string(tris) + " triangles" : std::string()) +
+      (tris > 0 && quads > 0 ? " and " : "") +
+      (quads > 0 ? std::to_string(quads) + " quads" : std::string());
   job.match = std::move(matched);
   if (note)
     note(NoteLevel::Info, where + ": the files take the " + std::to_string(mesh.vertices.rows()) +
-                              " vertices and " + std::to_string(mesh.triangles.rows()) +
-                              " triangles of " + file +
+                              " vertices and " + faces + " of " + file +
                               ", in its units and frame, each moved "
                               "as the cache's vertex it lies on in " +
                               pose_name);

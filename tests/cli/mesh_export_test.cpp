@@ -507,7 +507,7 @@ TEST_CASE("mesh-export: match.file from a config, beside it, and its errors by e
   auto r = s.run("--sequence cloth" + config + s.o("cloth.pc2"));
   CHECK(r.exit_code == 0);
   CHECK(datadyn::test::read_pc2(s.out / "cloth.pc2").points == datadyn::test::kReferenceVertices);
-  CHECK(r.err.find("the files take the 24 vertices and 24 triangles of ") != std::string::npos);
+  CHECK(r.err.find("the files take the 24 vertices and 12 quads of ") != std::string::npos);
   // The file read as metres: exit 1 naming the file, with the scale that fits; the dry run finds
   // it too, and nothing is written.
   std::filesystem::remove_all(s.out);

@@ -878,14 +878,16 @@ TEST_CASE("export: match.file gives the files its vertices, faces and texture co
       INFO("frame " << f + 1 << " vertex " << j);
       CHECK((pc2.x[f][j] - expected(j, f + 1)).cwiseAbs().maxCoeff() <= kCm);
     }
-  // The OBJ beside it: the file's vertices, its quads as two triangles each, its own texture
-  // coordinates at every corner (the copies on the seam their island's).
+  // The OBJ beside it: the file's vertices and its faces, quads as they are, corner for corner,
+  // with its own texture coordinates (the copies on the seam their island's).
   const auto obj = test::read_obj(fx.dir / "cloth.obj");
+  const auto file = test::read_obj(fx.dir / "ref.obj");
   REQUIRE(obj.v.size() == static_cast<std::size_t>(test::kReferenceVertices));
-  CHECK(obj.f.size() == 2u * (test::kClothNx - 1) * (test::kClothNz - 1));
+  CHECK(obj.f.size() == std::size_t{(test::kClothNx - 1) * (test::kClothNz - 1)});
+  CHECK(obj.f == file.f);
   std::set<int> used;
   for (std::size_t t = 0; t < obj.f.size(); ++t)
-    for (std::size_t c = 0; c < 3; ++c) {
+    for (std::size_t c = 0; c < obj.f[t].size(); ++c) {
       const int j = obj.f[t][c];
       used.insert(j);
       CHECK((obj.vt.at(static_cast<std::size_t>(obj.ft[t][c])) - test::reference_uv(j))
@@ -898,7 +900,7 @@ TEST_CASE("export: match.file gives the files its vertices, faces and texture co
     return std::any_of(notes.begin(), notes.end(),
                        [&](const std::string& n) { return n.find(text) != std::string::npos; });
   };
-  CHECK(said("the files take the 24 vertices and 24 triangles of "));
+  CHECK(said("the files take the 24 vertices and 12 quads of "));
 
   // Other formats follow: an OBJ sequence, and a PLY whose attribute is the matched vertex's.
   p.output = fx.dir / "frame.####.obj";
@@ -934,6 +936,33 @@ TEST_CASE("export: match.file gives the files its vertices, faces and texture co
     export_cache(q, kProvenance, {}, [&](NoteLevel, const std::string& n) { notes.push_back(n); });
     CHECK(test::read_pc2(fx.dir / "part.pc2").points == 3);
     CHECK(said("/sequences/cloth: 17 of the 20 vertices of its faces lie under no vertex of "));
+  }
+
+  // A triangle, a pentagon and a quad with a vertex twice: the triangle as it is, the others as
+  // the triangles they are cut into (3 and 2), each corner still on its cloth vertex.
+  {
+    std::ofstream mixed(fx.dir / "mixed.obj");
+    mixed.precision(9);
+    for (int i = 0; i < test::kClothNx * test::kClothNz; ++i) {
+      const Eigen::Vector3d x = test::reference_coordinates(test::cloth_position(i, 1));
+      mixed << "v " << x.x() << ' ' << x.y() << ' ' << x.z() << '\n';
+    }
+    mixed << "f 1 6 2\nf 2 7 8 9 3\nf 14 19 20 20\n";
+    mixed.close();
+    auto q = fx.params("mixed.####.obj", "cloth");
+    q.frames = {2};
+    q.match.file = fx.dir / "mixed.obj";
+    q.match.scale = 100;
+    q.match.up_axis = "Z";
+    export_cache(q, kProvenance);
+    const auto out = test::read_obj(fx.dir / "mixed.0002.obj");
+    REQUIRE(out.f.size() == 6u);
+    for (const auto& face : out.f) CHECK(face.size() == 3u);
+    CHECK(out.f[0] == std::vector<int>{0, 5, 1});
+    for (std::size_t i = 0; i < out.v.size(); ++i)
+      CHECK((out.v[i] - test::reference_coordinates(test::cloth_position(static_cast<int>(i), 2)))
+                .cwiseAbs()
+                .maxCoeff() <= kCm);
   }
 
   // USDA says the file's frame and unit, which the points are in: Z up, centimetres.
