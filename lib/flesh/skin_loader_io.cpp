@@ -82,15 +82,18 @@ Eigen::Matrix4d sample(const aiNodeAnim& ch, double ticks, const Eigen::Matrix4d
 }
 
 /// The map from the scene's root space to metres with Y up. FBX files declare their axes and unit
-/// in the scene's metadata, which assimp 5.2 reports without applying: UpAxis and CoordAxis (the
-/// right axis; 0, 1, 2 for x, y, z) with their signs, the third axis making a right-handed frame,
-/// and UnitScaleFactor in centimetres per unit. Blender's default FBX export, for one, writes its
-/// Z-up data under a root rotation to Y up, and 1 unit = 1 cm; its "Z up" export leaves the data
-/// Z up and says so. Files without them (glTF: metres, Y up) map as they are.
+/// in the scene's metadata, which assimp 5.2 reports without applying: UpAxis, FrontAxis (towards
+/// the viewer) and CoordAxis (the right axis; 0, 1, 2 for x, y, z) with their signs, and
+/// UnitScaleFactor in centimetres per unit. In a right-handed frame front = right x up; a file
+/// whose front is the opposite holds left-handed data, and the map is a mirror (its front to +z),
+/// so that the character keeps its handedness (LoadedSkin::mirrored). Without FrontAxis the frame
+/// is taken as right-handed. Blender's default FBX export, for one, writes its Z-up data under a
+/// root rotation to Y up, and 1 unit = 1 cm; its "Z up" export leaves the data Z up and says so.
+/// Files without them (glTF: metres, Y up) map as they are.
 Eigen::Matrix4d root_to_metres(const std::filesystem::path& path, const aiScene& scene,
-                               std::string* description) {
+                               std::string* description, bool* mirrored) {
   Eigen::Matrix4d c = Eigen::Matrix4d::Identity();
-  int up = 1, up_sign = 1, right = 0, right_sign = 1;
+  int up = 1, up_sign = 1, right = 0, right_sign = 1, front = -1, front_sign = 1;
   float unit_cm = 100;
   const aiMetadata* meta = scene.mMetaData;
   const bool axes = meta && meta->Get("UpAxis", up) && meta->Get("CoordAxis", right);
@@ -102,6 +105,7 @@ Eigen::Matrix4d root_to_metres(const std::filesystem::path& path, const aiScene&
   if (meta) {
     meta->Get("UpAxisSign", up_sign);
     meta->Get("CoordAxisSign", right_sign);
+    if (meta->Get("FrontAxis", front)) meta->Get("FrontAxisSign", front_sign);
   }
   if (up < 0 || up > 2 || right < 0 || right > 2 || up == right || std::abs(up_sign) != 1 ||
       std::abs(right_sign) != 1)
@@ -115,11 +119,28 @@ Eigen::Matrix4d root_to_metres(const std::filesystem::path& path, const aiScene&
   r(0, right) = right_sign;
   r(1, up) = up_sign;
   r.row(2) = r.row(0).cross(r.row(1));
-  c.topLeftCorner<3, 3>() = 0.01 * unit_cm * r;
   const char* names[] = {"x", "y", "z"};
+  std::string handed;
+  if (front >= 0) {
+    Eigen::RowVector3d declared = Eigen::RowVector3d::Zero();
+    if (front <= 2 && std::abs(front_sign) == 1) declared[front] = front_sign;
+    if (declared == -r.row(2)) {
+      r.row(2) = declared;
+      *mirrored = true;
+      handed = std::string(", ") + (front_sign < 0 ? "-" : "+") + names[front] +
+               " front (left-handed: mirrored)";
+    } else if (declared != r.row(2)) {
+      throw IoError(path.string() + ": the file declares front axis " +
+                    std::to_string(front_sign * front) + " with up axis " +
+                    std::to_string(up_sign * up) + " and right axis " +
+                    std::to_string(right_sign * right) +
+                    "; expected the third axis (0, 1, 2 for x, y, z) with a sign +-1");
+    }
+  }
+  c.topLeftCorner<3, 3>() = 0.01 * unit_cm * r;
   *description = std::string("declared ") + (up_sign < 0 ? "-" : "+") + names[up] + " up, " +
-                 (right_sign < 0 ? "-" : "+") + names[right] +
-                 " right, 1 unit = " + std::to_string(unit_cm) + " cm: converted to metres, +y up";
+                 (right_sign < 0 ? "-" : "+") + names[right] + " right" + handed +
+                 ", 1 unit = " + std::to_string(unit_cm) + " cm: converted to metres, +y up";
   return c;
 }
 
@@ -147,12 +168,14 @@ LoadedSkin load_skin_animation(const std::filesystem::path& path,
     if (scene->mMeshes[m]->mNumBones > 0) ++out.skinned_meshes;
   // Everything in the scene's world (the root's space times the file's axes and unit): the
   // mesh's and the armature's object transforms placed the character there.
-  const Eigen::Matrix4d world = root_to_metres(path, *scene, &out.axes);
+  const Eigen::Matrix4d world = root_to_metres(path, *scene, &out.axes, &out.mirrored);
   out.triangles.resize(mesh->mNumFaces, 3);
   for (unsigned f = 0; f < mesh->mNumFaces; ++f) {
     if (mesh->mFaces[f].mNumIndices != 3)
       throw IoError(path.string() + ": face " + std::to_string(f) + " is not a triangle");
     for (int c = 0; c < 3; ++c) out.triangles(f, c) = static_cast<int>(mesh->mFaces[f].mIndices[c]);
+    // A mirror turns the faces inside out: their winding turns back with it.
+    if (out.mirrored) std::swap(out.triangles(f, 1), out.triangles(f, 2));
   }
   if (mesh->HasTextureCoords(0)) {
     out.uv.resize(mesh->mNumVertices, 2);

@@ -35,6 +35,9 @@ struct LoadedSkin {
   std::vector<std::vector<Eigen::Isometry3d>> motion;
   /// The axes and unit the file declares and how they were converted, for the log.
   std::string axes;
+  /// Whether the file declared a left-handed frame, which the conversion mirrors (and turns the
+  /// triangles' winding back, so that they face out again).
+  bool mirrored = false;
   /// The skinned mesh's name, and how many meshes with bones the file has (the first is read).
   std::string mesh_name;
   int skinned_meshes = 0;

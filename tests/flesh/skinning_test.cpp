@@ -13,6 +13,8 @@
 #include "flesh/flesh_simulation.hpp"
 #include "flesh/skin_loader_io.hpp"
 #include "flesh/skinning.hpp"
+#include "support/file_bytes.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace datadyn;
 using namespace datadyn::flesh;
@@ -242,4 +244,54 @@ TEST_CASE("a rig from Blender, in three exports, is where Blender puts it at eve
     for (const auto b : blender) seen[static_cast<std::size_t>(b)] = 1;
     CHECK(std::count(seen.begin(), seen.end(), 1) == rest.rows());
   }
+}
+
+TEST_CASE("an FBX that declares a left-handed frame is mirrored into ours, its faces still out") {
+  // bend_rig.fbx declares +y up, +x right and +z front (right-handed). The same file declaring
+  // -z front holds the same numbers in a left-handed frame: its character is the mirror image in
+  // z of the first, at rest and in every pose, and its triangles are wound the other way round so
+  // that they still face out.
+  const std::filesystem::path dir = std::filesystem::path(DATADYN_DATA_DIR) / "rigs";
+  std::string bytes = test::file_bytes(dir / "bend_rig.fbx");
+  // The property record: name, then the strings "int", "Integer", "", then 'I' and the value.
+  const std::string name = "FrontAxisSign";
+  const std::size_t at = bytes.find(name);
+  REQUIRE(at != std::string::npos);
+  const std::string value = std::string("I\x01\x00\x00\x00", 5);
+  const std::size_t v = bytes.find(value, at);
+  REQUIRE(v != std::string::npos);
+  REQUIRE(v - at < 40);
+  bytes.replace(v + 1, 4, std::string("\xff\xff\xff\xff", 4));
+  test::TempDir tmp;
+  const auto left = tmp.path() / "bend_rig_left.fbx";
+  std::ofstream(left, std::ios::binary) << bytes;
+  const std::vector<double> times{0.0, 7 / 24.0, 15 / 24.0};
+  const LoadedSkin right_handed = load_skin_animation(dir / "bend_rig.fbx", times);
+  const LoadedSkin mirrored = load_skin_animation(left, times);
+  CHECK_FALSE(right_handed.mirrored);
+  CHECK(mirrored.mirrored);
+  CHECK(mirrored.axes.find("-z front (left-handed: mirrored)") != std::string::npos);
+  const Eigen::Vector3d flip(1, 1, -1);
+  // The same arithmetic on the same float32 numbers but for one sign: 1e-9 m covers rounding.
+  CHECK((mirrored.rest - right_handed.rest * flip.asDiagonal()).cwiseAbs().maxCoeff() < 1e-9);
+  REQUIRE(mirrored.triangles.rows() == right_handed.triangles.rows());
+  for (Eigen::Index t = 0; t < mirrored.triangles.rows(); ++t) {
+    CHECK(mirrored.triangles(t, 0) == right_handed.triangles(t, 0));
+    CHECK(mirrored.triangles(t, 1) == right_handed.triangles(t, 2));
+    CHECK(mirrored.triangles(t, 2) == right_handed.triangles(t, 1));
+  }
+  for (std::size_t k = 0; k < times.size(); ++k) {
+    const Points3 a =
+        linear_blend_skinning(right_handed.rest, right_handed.weights, right_handed.motion[k]);
+    const Points3 b = linear_blend_skinning(mirrored.rest, mirrored.weights, mirrored.motion[k]);
+    CHECK((b - a * flip.asDiagonal()).cwiseAbs().maxCoeff() < 1e-9);
+  }
+  // The outward normal of the mirrored mesh's first triangle is the mirror of the original's.
+  const auto normal = [](const LoadedSkin& s) {
+    const Eigen::Vector3d p0 = s.rest.row(s.triangles(0, 0)).transpose();
+    const Eigen::Vector3d p1 = s.rest.row(s.triangles(0, 1)).transpose();
+    const Eigen::Vector3d p2 = s.rest.row(s.triangles(0, 2)).transpose();
+    return Eigen::Vector3d((p1 - p0).cross(p2 - p0).normalized());
+  };
+  CHECK((normal(mirrored) - flip.asDiagonal() * normal(right_handed)).norm() < 1e-6);
 }
