@@ -669,6 +669,18 @@ void plan_level_set(const MeshExportParams& params, const SequenceReader& seq, E
       if (!first_mesh) first_mesh = src.mesh(first);
       return *first_mesh;
     };
+    // A level set tells inside from outside, which an open surface (a cloth) does not have:
+    // meshToLevelSet gave a grid with no inside and exit 0.
+    if (source == ExportSource::Mesh) {
+      const BorderEdges border = border_edges(first_frame());
+      if (border.count > 0)
+        throw UsageError(where + ": its mesh is open (" + std::to_string(border.count) +
+                         " edges on one face only, the first between points " +
+                         std::to_string(border.first.first) + " and " +
+                         std::to_string(border.first.second) +
+                         "), and a level set needs a closed surface to have an inside; export "
+                         "an open surface such as a cloth as obj, ply, usda, pc2 or mdd");
+    }
     job.voxel_size = params.level_set.voxel_size;
     if (!(job.voxel_size > 0)) {
       // From the sequence, never from the frames exported: every shard and frame range of a

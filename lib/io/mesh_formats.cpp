@@ -118,6 +118,27 @@ void write_obj(const std::filesystem::path& path, const PolygonMesh& mesh,
   file.commit();
 }
 
+BorderEdges border_edges(const PolygonMesh& mesh) {
+  std::vector<std::pair<int, int>> edges;
+  const auto add = [&](const auto& f) {
+    for (Eigen::Index i = 0; i < f.rows(); ++i)
+      for (Eigen::Index j = 0; j < f.cols(); ++j)
+        edges.push_back(
+            std::minmax(static_cast<int>(f(i, j)), static_cast<int>(f(i, (j + 1) % f.cols()))));
+  };
+  add(mesh.triangles);
+  add(mesh.quads);
+  std::sort(edges.begin(), edges.end());
+  BorderEdges out;
+  for (std::size_t k = 0; k < edges.size();) {
+    std::size_t end = k + 1;
+    while (end < edges.size() && edges[end] == edges[k]) ++end;
+    if (end == k + 1 && out.count++ == 0) out.first = edges[k];
+    k = end;
+  }
+  return out;
+}
+
 Points3 vertex_normals(const PolygonMesh& mesh) {
   Points3 n = Points3::Zero(mesh.points.rows(), 3);
   const auto x = [&](int i) -> Eigen::Vector3d { return mesh.points.row(i).transpose(); };

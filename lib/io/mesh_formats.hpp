@@ -70,6 +70,14 @@ struct VertexAttribute {
 /// #V by 3 vertex colours, 0-255 (PLY red/green/blue).
 using VertexColors = Eigen::Matrix<std::uint8_t, Eigen::Dynamic, 3, Eigen::RowMajor>;
 
+/// The edges of a mesh that belong to one face only (an open surface such as cloth): how many,
+/// and the first in sorted order (vertex indices, the lower first). Closed: count 0.
+struct BorderEdges {
+  std::size_t count = 0;
+  std::pair<int, int> first{-1, -1};
+};
+BorderEdges border_edges(const PolygonMesh& mesh);
+
 /// Unit vertex normals of a mesh: the sum of the normals of the faces around each vertex, each
 /// weighted by its area (a quad's from its diagonals), normalised; counter-clockwise faces give
 /// outward normals. A vertex on no face, or whose faces' normals cancel, gets (0, 1, 0).

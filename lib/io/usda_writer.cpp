@@ -31,27 +31,6 @@ void append_tuple(std::string& out, double a, double b, double c) {
   out += ')';
 }
 
-/// Whether some edge of the mesh belongs to one face only (an open surface such as cloth).
-bool has_border(const PolygonMesh& mesh) {
-  std::vector<std::pair<int, int>> edges;
-  auto add = [&](const auto& f) {
-    for (Eigen::Index i = 0; i < f.rows(); ++i)
-      for (Eigen::Index j = 0; j < f.cols(); ++j)
-        edges.push_back(
-            std::minmax(static_cast<int>(f(i, j)), static_cast<int>(f(i, (j + 1) % f.cols()))));
-  };
-  add(mesh.triangles);
-  add(mesh.quads);
-  std::sort(edges.begin(), edges.end());
-  for (std::size_t k = 0; k < edges.size(); ++k) {
-    std::size_t same = k;
-    while (same + 1 < edges.size() && edges[same + 1] == edges[k]) ++same;
-    if (same == k) return true;
-    k = same;
-  }
-  return false;
-}
-
 void append_time(std::string& out, double t) {
   out += "        ";
   text::append_number(out, t);
@@ -174,7 +153,7 @@ void UsdaWriter::write_frame(double time_code, const PolygonMesh& mesh,
     static_faces_ = "        int[] faceVertexCounts = " + counts + "\n" +
                     "        int[] faceVertexIndices = " + indices + "\n";
     // USD culls the back of a single-sided mesh: a sheet (a mesh with a border) shows both sides.
-    if (has_border(mesh)) static_faces_ += "        uniform bool doubleSided = 1\n";
+    if (border_edges(mesh).count > 0) static_faces_ += "        uniform bool doubleSided = 1\n";
     // Texture coordinates of a fixed topology: static, under the name USD's shading expects.
     // Face-varying ones are indexed, one index per entry of faceVertexIndices.
     if (mesh.uv.rows() != 0) {

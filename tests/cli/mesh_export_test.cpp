@@ -476,12 +476,11 @@ TEST_CASE("mesh-export: a mesh level set too fine for level_set.max_voxels is re
   // OpenVDB's mesh conversion aborted the process (std::bad_alloc in a worker thread) when a
   // small voxel size asked for more memory than there was: the band is now estimated first.
   Setup s;
-  auto r =
-      s.run("--sequence cloth --set level_set.voxel_size=0.01 --set level_set.max_voxels=1000" +
-            s.o("c.####.vdb"));
+  auto r = s.run("--sequence body --set level_set.voxel_size=0.01 --set level_set.max_voxels=1000" +
+                 s.o("c.####.vdb"));
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("--set level_set.voxel_size: /level_set/voxel_size: ") != std::string::npos);
-  CHECK(r.err.find("/sequences/cloth: frame 1: ") != std::string::npos);
+  CHECK(r.err.find("/sequences/body: frame 1: ") != std::string::npos);
   CHECK(r.err.find("more than level_set.max_voxels (1e+03") != std::string::npos);
   CHECK(s.out_empty());
   // The size the message suggests (rounded up) is accepted.
@@ -490,7 +489,7 @@ TEST_CASE("mesh-export: a mesh level set too fine for level_set.max_voxels is re
   REQUIRE(at != std::string::npos);
   const double suggested = std::stod(r.err.substr(at + key.size()));
   CHECK(suggested > 0.01);
-  r = s.run("--sequence cloth --set level_set.max_voxels=1000 --set level_set.voxel_size=" +
+  r = s.run("--sequence body --set level_set.max_voxels=1000 --set level_set.voxel_size=" +
             std::to_string(suggested * 1.01) + s.o("c.####.vdb"));
   INFO(r.err);
   CHECK(r.exit_code == 0);

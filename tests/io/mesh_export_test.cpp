@@ -387,12 +387,12 @@ TEST_CASE("export: every sequence by default, named apart, and shards split the 
   Fixture fx;
   MeshExportParams p;
   p.input = fx.cache;
-  p.output = fx.dir / "all.####.vdb";
+  p.output = fx.dir / "all.####.ply";
   p.frames = {1};
   const auto r = export_cache(p, kProvenance);
-  CHECK(fx.files() == std::vector<std::string>{"all_body.0001.vdb", "all_cloth.0001.vdb",
-                                               "all_drops.0001.vdb", "all_water.0001.vdb",
-                                               "all_wave2d.0001.vdb"});
+  CHECK(fx.files() == std::vector<std::string>{"all_body.0001.ply", "all_cloth.0001.ply",
+                                               "all_drops.0001.ply", "all_water.0001.ply",
+                                               "all_wave2d.0001.ply"});
   CHECK(r.files.size() == 5);
 
   std::vector<std::string> shards;
@@ -404,6 +404,24 @@ TEST_CASE("export: every sequence by default, named apart, and shards split the 
   }
   CHECK(shards == std::vector<std::string>{"cloth.0001.obj", "cloth.0002.obj", "cloth.0003.obj",
                                            "cloth.0004.obj"});
+}
+
+TEST_CASE("export: an open mesh is refused as a level set, a closed one is not") {
+  // The cloth has a border (14 edges of the 5 x 4 grid's outline), and a level set of it had no
+  // inside: meshToLevelSet's grid came out with no negative value, written with exit 0. Every
+  // sequence to VDB therefore stops before any file, naming the cloth; the closed tetrahedral
+  // body alone is written.
+  Fixture fx;
+  MeshExportParams p;
+  p.input = fx.cache;
+  p.output = fx.dir / "all.####.vdb";
+  p.frames = {1};
+  const std::string open = fx.cache.string() +
+                           ": /sequences/cloth: its mesh is open (14 edges on one face only, the "
+                           "first between points 0 and 1)";
+  CHECK_THROWS_WITH_AS(export_cache(p, kProvenance), doctest::Contains(open.c_str()), UsageError);
+  CHECK(fx.files().empty());
+  CHECK(export_cache(fx.params("body.####.vdb", "body"), kProvenance).files.size() == 4);
 }
 
 TEST_CASE("export: a dry run plans the files and writes none") {
