@@ -366,8 +366,13 @@ Array<T> SequenceReader::read_frame(const std::string& path, std::size_t index) 
     throw IoError(impl_->where(path) + ": frame index " + std::to_string(index) +
                   " outside the sequence's " + std::to_string(frame_count()) + " frames");
   }
-  return read_slab<T>(o.ds.get(), impl_->where(path) + " frame index " + std::to_string(index),
-                      o.info.shape, index);
+  // The frame as the cache numbers it (the `frame` dataset, what --frames and dd-cache info
+  // show), not the 0-based index, which read one less.
+  const std::vector<std::int64_t>& numbers = frames();
+  const std::string frame = index < numbers.size()
+                                ? ": frame " + std::to_string(numbers[index])
+                                : " frame index " + std::to_string(index);
+  return read_slab<T>(o.ds.get(), impl_->where(path) + frame, o.info.shape, index);
 }
 
 template <class T>

@@ -129,6 +129,70 @@ std::string cache_summary(const std::filesystem::path& path) {
 
 namespace {
 
+/// Throws IoError for rows [first, first + count) of a dataset that did not read: the first row
+/// that does not read on its own, named by its frame for per-frame data (the number in the
+/// sequence's `frame` dataset, as --frames and `dd-cache info` give it), so that a damaged frame
+/// can be simulated again; the range if every row reads alone.
+[[noreturn]] void throw_unreadable_row(hid_t file, const std::string& path,
+                                       const std::string& where, hid_t ds, hid_t native,
+                                       const std::vector<hsize_t>& dims, hsize_t first,
+                                       hsize_t count, bool per_frame) {
+  Handle space(H5Dget_space(ds), H5Sclose);
+  hsize_t row = 1;
+  for (std::size_t d = 1; d < dims.size(); ++d) row *= dims[d];
+  std::vector<unsigned char> buffer;
+  std::string detail;  // HDF5's reason, from the last read that failed
+  const auto reads = [&](hsize_t from, hsize_t rows) {
+    std::vector<hsize_t> start(dims.size(), 0), shape = dims;
+    start[0] = from;
+    shape[0] = rows;
+    buffer.resize(static_cast<std::size_t>(rows * row) * H5Tget_size(native));
+    Handle memory(H5Screate_simple(static_cast<int>(shape.size()), shape.data(), nullptr),
+                  H5Sclose);
+    const bool ok = H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start.data(), nullptr,
+                                        shape.data(), nullptr) >= 0 &&
+                    H5Dread(ds, native, memory.get(), space.get(), H5P_DEFAULT, buffer.data()) >= 0;
+    const std::string error = h5::last_error();
+    if (!ok) detail = error;
+    return ok;
+  };
+  // Halves the rows that do not read until one is left: a few reads, not one per row.
+  hsize_t r = first, n = count;
+  while (n > 1) {
+    const hsize_t half = n / 2;
+    if (reads(r, half)) {
+      r += half;
+      n -= half;
+    } else {
+      n = half;
+    }
+  }
+  if (reads(r, 1))
+    throw IoError(where + ": cannot read rows " + std::to_string(first) + "-" +
+                  std::to_string(first + count - 1) + " together, though each reads alone");
+  std::string name = "row " + std::to_string(r);
+  // In /sequences/<name>/, per-frame data: the frame's number from the sequence's frame list.
+  const std::string prefix = "/sequences/";
+  const std::size_t slash = path.find('/', prefix.size());
+  if (per_frame && path.rfind(prefix, 0) == 0 && slash != std::string::npos) {
+    const std::string frames = path.substr(0, slash) + "/frame";
+    std::int64_t number = 0;
+    const hsize_t at[1] = {r}, one[1] = {1};
+    if (H5Lexists(file, frames.c_str(), H5P_DEFAULT) > 0) {
+      Handle f(H5Dopen2(file, frames.c_str(), H5P_DEFAULT), H5Dclose);
+      Handle fs(f.valid() ? H5Dget_space(f.get()) : -1, H5Sclose);
+      Handle m(H5Screate_simple(1, one, nullptr), H5Sclose);
+      if (fs.valid() && H5Sget_simple_extent_npoints(fs.get()) > static_cast<hssize_t>(r) &&
+          H5Sselect_hyperslab(fs.get(), H5S_SELECT_SET, at, nullptr, one, nullptr) >= 0 &&
+          H5Dread(f.get(), H5T_NATIVE_INT64, m.get(), fs.get(), H5P_DEFAULT, &number) >= 0)
+        name = "frame " + std::to_string(number) + " (row " + std::to_string(r) + ")";
+    }
+    (void)h5::last_error();
+  }
+  throw IoError(where + ": cannot read " + name +
+                (detail.empty() ? std::string() : " (" + detail + ")"));
+}
+
 /// Reads every attribute and every dataset at and under `path`, in slabs along the first axis,
 /// so that damage HDF5 notices anywhere (a group it cannot list, a chunk that does not inflate,
 /// a bad heap) is an error naming the object - also in groups no sequence reader opens
@@ -139,8 +203,12 @@ void read_every_object(hid_t file, const std::string& path, const std::string& f
   const h5::ReadScope reading(where);
   Handle obj =
       h5::check_id(H5Oopen(file, path.c_str(), H5P_DEFAULT), H5Oclose, where + ": cannot open");
-  for (const auto& a : h5::attribute_names(obj.get(), where))
-    (void)h5::read_attribute(obj.get(), a, where);
+  bool per_frame = false;  // the cache layout's per_frame = 1: row r is the sequence's frame r
+  for (const auto& a : h5::attribute_names(obj.get(), where)) {
+    const AttributeValue v = h5::read_attribute(obj.get(), a, where);
+    if (a == "per_frame")
+      per_frame = std::holds_alternative<std::int64_t>(v) && std::get<std::int64_t>(v) == 1;
+  }
   H5O_info_t info;
   h5::check_status(H5Oget_info2(obj.get(), &info, H5O_INFO_BASIC), where + ": cannot read");
   if (seen_before(info, seen)) return;  // read already, by another link
@@ -194,10 +262,9 @@ void read_every_object(hid_t file, const std::string& path, const std::string& f
     h5::check_status(H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start.data(), nullptr,
                                          count.data(), nullptr),
                      where + ": cannot select rows");
-    h5::check_status(
-        H5Dread(obj.get(), native.get(), memory.get(), space.get(), H5P_DEFAULT, buffer.data()),
-        where + ": cannot read rows " + std::to_string(first) + "-" +
-            std::to_string(first + count[0] - 1));
+    if (H5Dread(obj.get(), native.get(), memory.get(), space.get(), H5P_DEFAULT, buffer.data()) < 0)
+      throw_unreadable_row(file, path, where, obj.get(), native.get(), dims, first, count[0],
+                           per_frame);
     if (check_finite) {
       const std::size_t n = buffer.size() / element;
       for (std::size_t i = 0; i < n; ++i) {

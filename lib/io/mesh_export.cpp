@@ -520,11 +520,13 @@ void plan_attributes(const MeshExportParams& params, const SequenceReader& seq, 
   const bool cache_vertices = source == ExportSource::Mesh || source == ExportSource::Points;
   const bool has_room =
       format == ExportFormat::Ply || format == ExportFormat::Usda || format == ExportFormat::Xdmf;
+  // `scalar`: the colour's attribute (color.attribute), else one of `attributes`.
   auto check_attribute = [&](const std::string& a, bool scalar) {
     const std::string path = "points/" + a;
     if (!seq.has(path))
-      throw IoError(where + "/" + path +
-                    ": no such point array (attributes in the config); "
+      throw IoError(where + "/" + path + ": no such point array (" +
+                    (scalar ? "color.attribute" : "attributes") +
+                    " in the config); "
                     "the sequence has: " +
                     [&] {
                       std::string s;

@@ -54,9 +54,10 @@ void write_cache(const std::filesystem::path& path) {
   w.commit();
 }
 
-/// Overwrites the middle of the first stored chunk of `dataset` with a byte pattern, as a bad
+/// Overwrites the middle of stored chunk `chunk` of `dataset` with a byte pattern, as a bad
 /// sector or a bit rot would: the chunk no longer inflates.
-void damage_first_chunk(const std::filesystem::path& file, const std::string& dataset) {
+void damage_chunk(const std::filesystem::path& file, const std::string& dataset,
+                  hsize_t chunk = 0) {
   haddr_t address = 0;
   hsize_t size = 0;
   {
@@ -65,7 +66,7 @@ void damage_first_chunk(const std::filesystem::path& file, const std::string& da
     const hid_t space = H5Dget_space(ds);
     hsize_t offset[4] = {0, 0, 0, 0};
     unsigned mask = 0;
-    REQUIRE(H5Dget_chunk_info(ds, space, 0, offset, &mask, &address, &size) >= 0);
+    REQUIRE(H5Dget_chunk_info(ds, space, chunk, offset, &mask, &address, &size) >= 0);
     H5Sclose(space);
     H5Dclose(ds);
     H5Fclose(f);
@@ -95,10 +96,10 @@ TEST_CASE("cache check: damage outside the sequences is found and named") {
   // cache) passed, and the tool that read it later failed.
   TempDir dir;
   write_cache(dir / "c.h5");
-  damage_first_chunk(dir / "c.h5", "/springs/ks");
+  damage_chunk(dir / "c.h5", "/springs/ks");
   const std::string m = io_error_message([&] { check_cache(dir / "c.h5", {}); });
   INFO(m);
-  CHECK(m.find("c.h5: /springs/ks: cannot read rows 0-") != std::string::npos);
+  CHECK(m.find("c.h5: /springs/ks: cannot read row 0 (") != std::string::npos);
 }
 
 TEST_CASE("cache check and reads: a shape larger than what is stored is named before a read") {
@@ -149,10 +150,30 @@ TEST_CASE("cache check and reads: a shape larger than what is stored is named be
 TEST_CASE("cache check: a damaged frame chunk and a NaN are found and named") {
   TempDir dir;
   write_cache(dir / "c.h5");
-  damage_first_chunk(dir / "c.h5", "/sequences/s/points/position");
+  damage_chunk(dir / "c.h5", "/sequences/s/points/position");
   std::string m = io_error_message([&] { check_cache(dir / "c.h5", {}); });
   INFO(m);
-  CHECK(m.find("c.h5: /sequences/s/points/position: cannot read") != std::string::npos);
+  CHECK(m.find("c.h5: /sequences/s/points/position: cannot read frame 0 (row 0)") !=
+        std::string::npos);
+  // A later frame of a sequence numbered from 11: the frame as --frames and dd-cache info give
+  // it, which every reader names too (a reader said "frame index 2", one less than the row's
+  // frame of a sequence numbered from 1, and check the slab's rows 0-5).
+  {
+    CacheWriter w(dir / "f.h5", {"check_test 0", "check_test", "{}", ""});
+    auto& s = w.add_sequence("s", {24.0, 3});
+    for (int f = 0; f < 6; ++f) {
+      Points3 x(50, 3);
+      for (int i = 0; i < 50; ++i) x.row(i) << 0.01 * i, 0.02 * f, std::sin(0.3 * i + f);
+      s.append_frame(11 + f, f / 24.0, {{"points/position", view(x)}});
+    }
+    w.commit();
+  }
+  damage_chunk(dir / "f.h5", "/sequences/s/points/position", 2);
+  m = io_error_message([&] { check_cache(dir / "f.h5", {}); });
+  CHECK(m.find("f.h5: /sequences/s/points/position: cannot read frame 13 (row 2) (") !=
+        std::string::npos);
+  m = io_error_message([&] { (void)CacheReader(dir / "f.h5").sequence("s").positions(2); });
+  CHECK(m.find("f.h5: /sequences/s/points/position: frame 13: cannot read") != std::string::npos);
 
   write_cache(dir / "n.h5");
   datadyn::test::poke_float(dir / "n.h5", "/sequences/s/points/position", 4 * 150 + 7,

@@ -459,7 +459,17 @@ TEST_CASE("export: bad input fails before any file is written, naming file, data
   // An attribute that is not there.
   p = fx.params("c.####.ply", "cloth");
   p.attributes = {"stifness"};
-  CHECK_THROWS_WITH_AS(export_cache(p, kProvenance), doctest::Contains("points/stifness"), IoError);
+  CHECK_THROWS_WITH_AS(export_cache(p, kProvenance),
+                       doctest::Contains("points/stifness: no such point array (attributes in "
+                                         "the config); the sequence has: "),
+                       IoError);
+  // The colour's attribute is named by its own key.
+  p.attributes.clear();
+  p.color.attribute = "nope";
+  CHECK_THROWS_WITH_AS(export_cache(p, kProvenance),
+                       doctest::Contains("points/nope: no such point array (color.attribute in "
+                                         "the config)"),
+                       IoError);
   // A level-set grid that is not there: none in the sequence, or not the one named.
   p = fx.params("c.####.obj", "cloth");
   p.source = ExportSource::Grid;
