@@ -125,6 +125,7 @@ struct Database {
   std::vector<std::int64_t> frame_numbers;
   std::vector<double> times;
   double l0 = 0;
+  std::string incomplete;  // the root's `incomplete`: what a failed mps-gen run did not finish
 };
 
 Database open_database(const io::CacheReader& cache) {
@@ -132,6 +133,16 @@ Database open_database(const io::CacheReader& cache) {
   db.path = cache.path();
   db.names = cache.sequence_names();
   const std::string file = cache.path().string();
+  // A database kept by a failed run (mps-gen writes what it finished and says so): the edit
+  // can pick only from what is there, and its range may be far narrower than the sweep's.
+  const io::Attributes root = cache.attributes("/");
+  if (const auto it = root.find("incomplete"); it != root.end()) {
+    db.incomplete = std::holds_alternative<std::string>(it->second)
+                        ? std::get<std::string>(it->second)
+                        : io::attribute_string(it->second);
+    spdlog::warn("{}: /@incomplete: {}; the edit picks from the {} simulation{} it holds", file,
+                 db.incomplete, db.names.size(), db.names.size() == 1 ? "" : "s");
+  }
   if (db.names.empty()) throw IoError(file + ": /sequences: the database holds no simulations");
   for (std::size_t k = 0; k < db.names.size(); ++k) {
     const io::SequenceReader s = cache.sequence(db.names[k]);
@@ -586,7 +597,7 @@ WaveFeatures obtain_features(const io::CacheReader& cache, const Database& db,
 /// Clamps the target heights into the database's range [min, max] of `heights`; a target
 /// further outside than the tolerance is a ConfigError.
 void clamp_target(Eigen::VectorXd& target, const Eigen::VectorXd& heights, const EditParams& p,
-                  const EditRun& run) {
+                  const EditRun& run, const Database& db) {
   const double hlo = heights.minCoeff(), hhi = heights.maxCoeff();
   for (Eigen::Index i = 0; i < target.size(); ++i) {
     double& t = target(i);
@@ -596,7 +607,12 @@ void clamp_target(Eigen::VectorXd& target, const Eigen::VectorXd& heights, const
           run.origin({"target", "cross_section", "slices"}), "/target",
           "heights within the database's range at s = " + std::to_string(p.cross_section) +
               " m: [" + std::to_string(hlo) + ", " + std::to_string(hhi) + "] m (± tolerance " +
-              std::to_string(p.target_tolerance) + " m)",
+              std::to_string(p.target_tolerance) + " m)" +
+              (db.incomplete.empty()
+                   ? std::string()
+                   : " of the " + std::to_string(db.names.size()) + " simulation" +
+                         (db.names.size() == 1 ? "" : "s") + " an incomplete database holds (" +
+                         db.path.string() + ": " + db.incomplete + ")"),
           std::to_string(t) + " m at slice " + std::to_string(i) + ", " + std::to_string(excess) +
               " m outside");
     }
@@ -790,7 +806,7 @@ void run_wave_edit(const EditParams& p, const EditRun& run) {
   problem.heights = Eigen::VectorXd(static_cast<Eigen::Index>(db.names.size()));
   for (std::size_t n = 0; n < db.names.size(); ++n)
     problem.heights(static_cast<Eigen::Index>(n)) = features.max_height(n, p.cross_section);
-  clamp_target(problem.target, problem.heights, p, run);
+  clamp_target(problem.target, problem.heights, p, run, db);
   if (run.dry_run) {
     // What the run would write besides the cache: the report and the picture.
     io::check_writable_directory(run.report);

@@ -28,8 +28,10 @@ const std::string kTool = std::string(DATADYN_BIN_DIR) + "/wave-edit";
 
 /// Simulation n: a block of water on an l0 = 0.02 lattice, x in [0, 0.3 + 0.05 t], height
 /// (0.1 + 0.05 n)(1 − 0.1 t) at frame t, so H_n(s) = 0.1 + 0.05 n at every s inside the block.
+/// `incomplete`: the root attribute a failed mps-gen run leaves (none when empty).
 void write_database(const std::filesystem::path& path, int sims, int frames,
-                    double rate_of_last = 30.0, const std::string& config = "{}") {
+                    double rate_of_last = 30.0, const std::string& config = "{}",
+                    const std::string& incomplete = "") {
   datadyn::io::CacheWriter w(path, {"test", "", config, ""});
   const double l0 = 0.02;
   for (int n = 0; n < sims; ++n) {
@@ -54,6 +56,7 @@ void write_database(const std::filesystem::path& path, int sims, int frames,
       s.append_frame(t + 1, t / 30.0, {{"points/position", datadyn::io::view(x)}});
     }
   }
+  if (!incomplete.empty()) w.set_attribute("/", "incomplete", incomplete);
   w.commit();
 }
 
@@ -289,6 +292,19 @@ TEST_CASE("wave-edit: bad databases and bad edits are clear errors that write no
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("nan_time.h5: /sequences/sim_000/time: element 1 is nan, expected a finite "
                    "time") != std::string::npos);
+
+  // A database a failed run kept: said at the start, and in the message its narrow range gives.
+  write_database(dir / "cut.h5", 1, 3, 30.0, "{}",
+                 "sim_001 failed, and the simulations after it were not run; it keeps the 1 "
+                 "simulation before it (sim_000)");
+  r = run_command(kTool + " -i " + (dir / "cut.h5").string() + " -c " +
+                  (dir / "edit.json").string() + " -o " + (dir / "x.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("cut.h5: /@incomplete: sim_001 failed, and the simulations after it were not "
+                   "run; it keeps the 1 simulation before it (sim_000); the edit picks from the 1 "
+                   "simulation it holds") != std::string::npos);
+  CHECK(r.err.find("m) of the 1 simulation an incomplete database holds (") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir / "x.h5"));
 
   write_database(dir / "db.h5", 3, 3);
   // wave-edit on db.h5 with a config of `dir`, extra flags and an output in `dir`.
