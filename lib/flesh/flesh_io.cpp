@@ -345,6 +345,7 @@ void read_simulation_params(ConfigReader& r, FleshSimulationParams& p) {
 
 void read_simulate_config(ConfigReader& r, SimulateConfig& c) {
   read_simulation_params(r, c.sim);
+  c.origin = r.origins();
   auto m = r.child("motion");
   m.get_input_file("file", c.motion_file.file);
   m.get("root", c.motion_file.root);
@@ -453,9 +454,26 @@ void read_apply_config(ConfigReader& r, ApplyConfig& c) {
 void run_simulate(app::Context& ctx) {
   const auto c = ctx.config<SimulateConfig>(read_simulate_config);
   FleshSimulationParams p = c.sim;
-  if (p.motion.kind == "bvh")
-    p.motion = load_chain_motion(c.motion_file.file, c.motion_file.root, c.motion_file.joints,
-                                 c.motion_file.scale, c.motion_file.start, p.frame_rate, p.frames);
+  if (p.motion.kind == "bvh") {
+    try {
+      p.motion =
+          load_chain_motion(c.motion_file.file, c.motion_file.root, c.motion_file.joints,
+                            c.motion_file.scale, c.motion_file.start, p.frame_rate, p.frames);
+    } catch (const MissingJoint& e) {
+      // A name in the config, not damage in the file: the key, and the names there are.
+      std::string names;
+      for (std::size_t k = 0; k < e.names.size() && k < 60; ++k)
+        names += (k ? ", " : "") + e.names[k];
+      if (e.names.size() > 60) names += ", ... (" + std::to_string(e.names.size()) + " in all)";
+      const bool root = e.joint < 0;
+      const std::string& name =
+          root ? c.motion_file.root : c.motion_file.joints[static_cast<std::size_t>(e.joint)];
+      throw ConfigError(c.origin({root ? "motion.root" : "motion.joints"}),
+                        root ? "/motion/root" : "/motion/joints/" + std::to_string(e.joint),
+                        "a joint of " + c.motion_file.file + "'s skeleton: " + names,
+                        "\"" + name + "\"");
+    }
+  }
   const auto out = ctx.output();
   if (ctx.dry_run()) {
     std::printf("would simulate %d frames of a \"%s\" motion (%s) and write %s\n", p.frames,

@@ -41,6 +41,7 @@ struct SimulateConfig {
   FleshSimulationParams sim;
   MotionFileConfig motion_file;
   MeshBodyConfig mesh;
+  app::ConfigOrigin origin;  ///< where the config's values came from, for errors found later
 };
 void read_simulate_config(app::ConfigReader& r, SimulateConfig& c);
 

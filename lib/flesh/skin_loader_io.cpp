@@ -295,9 +295,18 @@ ChainMotion load_chain_motion(const std::filesystem::path& path, const std::stri
   const double tps = anim->mTicksPerSecond > 0 ? anim->mTicksPerSecond : 1.0;
   const double first = first_key(*anim);
   check_start(path, start, (anim->mDuration - first) / tps);
-  const auto find = [&](const std::string& name) {
+  const auto find = [&](const std::string& name, int joint) {
     const aiNode* n = scene->mRootNode->FindNode(name.c_str());
-    if (!n) throw IoError(path.string() + ": no joint \"" + name + "\" in the skeleton");
+    if (!n) {
+      std::vector<std::string> names;
+      std::function<void(const aiNode*)> walk = [&](const aiNode* node) {
+        names.emplace_back(node->mName.C_Str());
+        for (unsigned c = 0; c < node->mNumChildren; ++c) walk(node->mChildren[c]);
+      };
+      walk(scene->mRootNode);
+      throw MissingJoint(path.string() + ": no joint \"" + name + "\" in the skeleton", joint,
+                         std::move(names));
+    }
     return n;
   };
   const auto local = [&](const aiNode* node, double ticks) {
@@ -307,9 +316,10 @@ ChainMotion load_chain_motion(const std::filesystem::path& path, const std::stri
         return sample(*anim->mChannels[c], ticks, rest);
     return rest;
   };
-  const aiNode* root_node = find(root);
+  const aiNode* root_node = find(root, -1);
   std::vector<const aiNode*> joint_nodes;
-  for (const auto& j : joints) joint_nodes.push_back(find(j));
+  for (std::size_t j = 0; j < joints.size(); ++j)
+    joint_nodes.push_back(find(joints[j], static_cast<int>(j)));
   ChainMotion motion;
   motion.kind = "keyframes";
   Eigen::Vector3d origin = Eigen::Vector3d::Zero();

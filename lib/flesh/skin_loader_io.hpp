@@ -10,6 +10,7 @@
 
 #include <Eigen/Geometry>
 
+#include "core/errors.hpp"
 #include "core/types.hpp"
 #include "flesh/skinning.hpp"
 
@@ -54,11 +55,23 @@ LoadedSkin load_skin(const std::filesystem::path& path, double time);
 /// animation) in `motion`, from one reading of the file.
 LoadedSkin load_skin_animation(const std::filesystem::path& path, const std::vector<double>& times);
 
+/// A joint named in the config that the motion file's skeleton does not have: which one (-1 for
+/// the root, else its index in the joints), and the names the skeleton has, so that the caller
+/// can name the config key.
+class MissingJoint : public IoError {
+ public:
+  MissingJoint(const std::string& message, int joint, std::vector<std::string> names)
+      : IoError(message), joint(joint), names(std::move(names)) {}
+  int joint;
+  std::vector<std::string> names;  ///< the skeleton's joints, in depth-first order
+};
+
 /// A bone-chain animation from a skeleton animation file (BVH motion capture, e.g. the CMU
 /// captures): `root`'s global placement drives the chain's root (translation relative to the
 /// first sample, times `scale`), and the local rotations of `joints` (one per chain bone) drive
 /// the bones. Sampled every 1/frame_rate s from `start` for `frames` samples (held at the end).
-/// @throws IoError naming the file if it does not parse, has no animation, or lacks a joint.
+/// @throws IoError naming the file if it does not parse or has no animation; MissingJoint if it
+///   lacks a joint.
 ChainMotion load_chain_motion(const std::filesystem::path& path, const std::string& root,
                               const std::vector<std::string>& joints, double scale, double start,
                               double frame_rate, int frames);

@@ -431,6 +431,21 @@ TEST_CASE(
   CHECK(r.err.find("motion.start: 60.000000 s is at or past the end of " + bvh) !=
         std::string::npos);
   CHECK(!std::filesystem::exists(dir / "late.h5"));
+  // A joint the skeleton does not have is the config's mistake: its key, and the names there
+  // are (it was exit 1, as if the file were damaged).
+  r = run_command(kSpringFit + " simulate" + kSmall +
+                  " --set motion.kind=bvh --set motion.file=" + bvh +
+                  " --set motion.joints=LowerBack,Spine,Spine2 -o " + (dir / "joint.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--set motion.joints: /motion/joints/2: expected a joint of " + bvh +
+                   "'s skeleton: Hips, LHipJoint, ") != std::string::npos);
+  CHECK(r.err.find(", Spine1, Neck, ") != std::string::npos);
+  CHECK(r.err.find("got \"Spine2\"") != std::string::npos);
+  r = run_command(kSpringFit + " simulate" + kSmall + " --set motion.kind=bvh --set motion.file=" +
+                  bvh + " --set motion.root=hips -o " + (dir / "joint.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--set motion.root: /motion/root: expected a joint of ") != std::string::npos);
+  CHECK(!std::filesystem::exists(dir / "joint.h5"));
   std::ofstream(dir / "broken.bvh") << "HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n CHANNELS 6 "
                                        "Xposition Yposition Zposition Zrotation Yrotation "
                                        "Xrotation\n End Site\n {\n OFFSET 0 1 0\n }\n}\nMOTION\n"
