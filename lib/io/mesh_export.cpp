@@ -633,7 +633,7 @@ void plan_texture_coordinates(const MeshExportParams& params, const SequenceRead
   if (params.uv && params.uv_projection == UvProjection::Box && note &&
       (source == ExportSource::Grid || source == ExportSource::Particles) &&
       format != ExportFormat::Vdb && format != ExportFormat::Xdmf)
-    note(NoteLevel::Info,
+    note(NoteLevel::Warning,
          where +
              ": uv_projection box: not applied to the mesh of a level set, whose faces change "
              "every frame (a texture could not stay on them)");

@@ -824,6 +824,23 @@ TEST_CASE("export: uv_projection box gives a mesh without texture coordinates th
   CHECK(cloth.vt[7].cast<float>() == test::cloth_uv(7));
 }
 
+TEST_CASE("export: a box projection asked of a level set's mesh is a warning, not silence") {
+  Fixture fx;
+  auto p = fx.params("w.####.obj", "water");
+  p.frames = {1};
+  p.uv_projection = UvProjection::Box;
+  std::vector<std::pair<NoteLevel, std::string>> notes;
+  export_cache(p, kProvenance, {},
+               [&](NoteLevel level, const std::string& n) { notes.emplace_back(level, n); });
+  CHECK(test::read_obj(fx.dir / "w.0001.obj").vt.empty());
+  CHECK(std::count_if(notes.begin(), notes.end(), [](const auto& n) {
+          return n.first == NoteLevel::Warning &&
+                 n.second.find(
+                     "/sequences/water: uv_projection box: not applied to the mesh of "
+                     "a level set") != std::string::npos;
+        }) == 1);
+}
+
 TEST_CASE("export: damaged or incomplete face-varying texture coordinates are named") {
   TempDir dir;
   // NaN in uv/coordinates (another program's damage: the writer refuses it): every mesh format
