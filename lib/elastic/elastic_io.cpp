@@ -555,12 +555,30 @@ void note_body(const Body& b, const NoteCallback& note) {
            app::counted(static_cast<std::size_t>(b.example_count()), "example", "examples") + ", " +
            app::counted(static_cast<std::size_t>(b.group_count()), "group", "groups") + ", " +
            std::to_string(b.pinned.size()) + " pinned");
-  for (int g = 0; g < b.group_count(); ++g)
-    if (b.examples.condition[static_cast<std::size_t>(g)] > 1e10)
-      note(Note::Warning, "body '" + b.name + "' group " + std::to_string(g) +
-                              ": the examples are (nearly) linearly dependent (cond(LᵀL) = " +
-                              std::to_string(b.examples.condition[static_cast<std::size_t>(g)]) +
+  const ExampleSpace& e = b.examples;
+  for (int g = 0; g < b.group_count(); ++g) {
+    const auto gi = static_cast<std::size_t>(g);
+    if (!(e.condition[gi] > 1e10)) continue;
+    // An example whose strains in the group are the rest pose's (a scale by 1, a twist by 0):
+    // its column of L is zero, which makes LᵀL singular without any other example involved.
+    // The root mean square of its strain offsets: below 1e-9 is rounding, not a pose.
+    std::string rest_like;
+    const double entries = 6.0 * static_cast<double>(e.group_regions[gi].size());
+    for (int k = 0; k < e.example_count; ++k) {
+      const double ltl = e.normal[gi](k, k) - e.ridge[gi];
+      if (std::sqrt(std::max(ltl, 0.0) / entries) < 1e-9)
+        rest_like += (rest_like.empty() ? "" : ", ") + std::to_string(k);
+    }
+    const std::string where = "body '" + b.name + "' group " + std::to_string(g);
+    if (!rest_like.empty())
+      note(Note::Warning, where + ": example " + rest_like +
+                              " deforms nothing in this group (its strains "
+                              "are the rest pose's); its weight stays 0");
+    else
+      note(Note::Warning, where + ": the examples are (nearly) linearly dependent (cond(LᵀL) = " +
+                              std::to_string(e.condition[gi]) +
                               "); the ridge splits the weight between them");
+  }
 }
 
 }  // namespace

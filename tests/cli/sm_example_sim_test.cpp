@@ -391,6 +391,17 @@ TEST_CASE("sm-example-sim: config errors exit 2 and name the key") {
   CHECK(r.err.find("[warning] body 'cuboid' group 0: the examples are (nearly) linearly "
                    "dependent") != std::string::npos);
   std::filesystem::remove(dir / "x.h5");
+  // An example that is the rest pose (a scale by 1, the default factors) is said to be that,
+  // not a dependence between examples: the body has one.
+  std::ofstream(dir / "still.json")
+      << R"({"frames": 2, "bodies": [{"examples": [{"type": "scale"}]}]})";
+  r = run_command(kSim + " -q -c " + (dir / "still.json").string() + " -o " +
+                  (dir / "x.h5").string());
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.find("[warning] body 'cuboid' group 0: example 0 deforms nothing in this group (its "
+                   "strains are the rest pose's); its weight stays 0") != std::string::npos);
+  CHECK(r.err.find("linearly dependent") == std::string::npos);
+  std::filesystem::remove(dir / "x.h5");
   // A voxel body: a bad fill mode and a missing surface file.
   std::ofstream(dir / "a.obj") << "v 0 0 0\n";
   std::ofstream(dir / "voxels.json") << R"({"bodies": [{"mesh": {"type": "voxels", "file": "a.obj",
