@@ -689,6 +689,18 @@ void run_fit(app::Context& ctx) {
   if (inputs.empty())
     throw UsageError("-i/--input: give one or more caches with sequences \"" + c.target_sequence +
                      "\" and \"" + c.truth_sequence + "\"");
+  // The same cache twice counted its frames twice in the fit, without a word.
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j) {
+      std::error_code ec;
+      if (std::filesystem::equivalent(inputs[i], inputs[j], ec) && !ec)
+        throw UsageError("-i/--input: " + inputs[j].string() +
+                         (inputs[i] == inputs[j]
+                              ? " is given twice"
+                              : " and " + inputs[i].string() + " are the same file") +
+                         "; expected each training cache once (a second copy would count its "
+                         "frames twice in the fit)");
+    }
   const auto out = ctx.output();
   // Checked before any work: the report must not replace an input or the cache.
   const auto rp = ctx.side_output(report_path(c.report, out), out, "/report");

@@ -104,6 +104,17 @@ TEST_CASE("spring-fit: simulate, fit on two motions, apply on a held-out one") {
       CHECK(s.point_count() > 0);
     }
   }
+  // A cache given twice (or under a second name) is refused: its frames counted twice.
+  std::filesystem::create_symlink(dir / "swing.h5", dir / "swing_again.h5");
+  for (const char* again : {"swing.h5", "swing_again.h5"}) {
+    const auto twice = run_command(kSpringFit + " fit -q -i " + (dir / "swing.h5").string() +
+                                   " -i " + (dir / "bounce.h5").string() + " -i " +
+                                   (dir / again).string() + " -o " + (dir / "twice.h5").string());
+    CHECK(twice.exit_code == 2);
+    CHECK(twice.err.find("-i/--input: " + (dir / "swing.h5").string()) != std::string::npos);
+    CHECK(twice.err.find("expected each training cache once") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(dir / "twice.h5"));
+  }
   auto r = run_command(kSpringFit + " fit -q -i " + (dir / "swing.h5").string() + " -i " +
                        (dir / "bounce.h5").string() + " -o " + (dir / "springs.h5").string());
   INFO(r.err);
