@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
-#include <regex>
 #include <set>
 #include <sstream>
 
@@ -20,6 +19,7 @@
 #include "io/atomic_file.hpp"
 #include "wave/density_grid.hpp"
 #include "wave/level_set_2d.hpp"
+#include "wave/svg_curve.hpp"
 #include "wave/wave_features.hpp"
 
 namespace datadyn::wave {
@@ -369,26 +369,13 @@ std::vector<Eigen::Vector2d> target_curve(const EditParams& p) {
     const std::string text = ss.str();
     const bool svg = name.size() > 4 && name.substr(name.size() - 4) == ".svg";
     if (svg) {
-      // The first <polyline points="..."> or <path d="M ... L ..."> with absolute coordinates.
-      std::smatch m;
-      std::string coords;
-      if (std::regex_search(text, m, std::regex(R"(<polyline[^>]*\spoints\s*=\s*"([^"]*)\")")))
-        coords = m[1];
-      else if (std::regex_search(text, m, std::regex(R"(<path[^>]*\sd\s*=\s*"([^"]*)\")")))
-        coords = m[1];
-      else
-        throw IoError(name + ": no <polyline points=...> or <path d=...> found");
-      // Only absolute M and L give the drawn points; any other command (relative, curved, H, V,
-      // Z) is refused rather than dropped (C and Q used to pass and lose the curve).
-      if (coords.find_first_not_of("ML0123456789.,+-eE \t\r\n") != std::string::npos)
-        throw IoError(name +
-                      ": path commands must be absolute M and L (got relative or curved ones)");
-      std::replace_if(
-          coords.begin(), coords.end(), [](char c) { return c == ',' || c == 'M' || c == 'L'; },
-          ' ');
-      std::istringstream cs(coords);
-      double x, y;
-      while (cs >> x >> y) pts.emplace_back(x * p.svg_scale, -y * p.svg_scale);
+      std::vector<Eigen::Vector2d> drawn;
+      try {
+        drawn = svg_curve(text);
+      } catch (const std::invalid_argument& e) {
+        throw IoError(name + ": " + e.what());
+      }
+      for (const auto& q : drawn) pts.emplace_back(q.x() * p.svg_scale, -q.y() * p.svg_scale);
     } else {
       std::istringstream ls(text);
       std::string line;
