@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <new>
+#include <numbers>
 #include <optional>
 #include <set>
 #include <unordered_map>
@@ -203,6 +204,47 @@ void check_band_voxels(const PolygonMesh& m, double voxel_size, const MeshExport
     throw ConfigError(ConfigError::FreeText{}, params.config_origin({"level_set.voxel_size"}),
                       "/level_set/voxel_size", text);
   throw RunError(text);
+}
+
+/// The voxels OpenVDB's particle rasterizer writes for `n` spheres of `radius` at `voxel_size`:
+/// each sphere's narrow-band shell, radius ± half_width voxels (spheres that overlap share some,
+/// so this bounds the level set's size from above and its work from below).
+double particle_band_voxels(std::size_t n, double radius, double voxel_size, double half_width) {
+  const double r = radius / voxel_size;
+  const double outer = r + half_width, inner = std::max(r - half_width, 0.0);
+  return static_cast<double>(n) * 4.0 / 3.0 * std::numbers::pi *
+         (outer * outer * outer - inner * inner * inner);
+}
+
+/// Throws a ConfigError if the particles' shells at the job's voxel size and radius exceed
+/// level_set.max_voxels: 1,000 particles of 80 voxels ran for minutes a frame, with no word.
+void check_particle_voxels(std::size_t n, const Job& job, const MeshExportParams& params,
+                           const std::string& where) {
+  const double w = params.level_set.half_width, cap = params.level_set.max_voxels;
+  const double voxels = particle_band_voxels(n, job.radius, job.voxel_size, w);
+  if (!(voxels > cap)) return;
+  // The voxel size that meets the bound with the radius given (none when the radius follows the
+  // voxel size, 2 voxels: then the bound is in the particle count alone).
+  std::string remedy = "raise level_set.max_voxels";
+  if (params.level_set.radius > 0) {
+    double lo = job.voxel_size, hi = job.radius / 1.5;  // at most 1.5 voxels across the radius
+    if (particle_band_voxels(n, job.radius, hi, w) <= cap) {
+      for (int k = 0; k < 100; ++k) {
+        const double mid = 0.5 * (lo + hi);
+        (particle_band_voxels(n, job.radius, mid, w) > cap ? lo : hi) = mid;
+      }
+      char text[96];
+      std::snprintf(text, sizeof text, "use a voxel size of at least %.3g m or ", hi);
+      remedy = text + remedy;
+    }
+  }
+  char text[400];
+  std::snprintf(text, sizeof text,
+                "%s: %zu particles of radius %.3g m at a voxel size of %.3g m write about %.3g "
+                "narrow-band voxels a frame, more than level_set.max_voxels (%.3g): %s",
+                where.c_str(), n, job.radius, job.voxel_size, voxels, cap, remedy.c_str());
+  throw ConfigError(ConfigError::FreeText{}, params.config_origin({"level_set.voxel_size"}),
+                    "/level_set/voxel_size", text);
 }
 
 double mean_edge_length(const PolygonMesh& m) {
@@ -734,6 +776,9 @@ void plan_level_set(const MeshExportParams& params, const SequenceReader& seq, E
           "expected at least 1.5 voxels (" + std::to_string(1.5 * job.voxel_size) +
               " m at a voxel size of " + std::to_string(job.voxel_size) +
               " m; OpenVDB skips smaller particles), got " + std::to_string(job.radius) + " m");
+    if (source == ExportSource::Particles)
+      check_particle_voxels(seq.point_count(), job, params,
+                            params.input.string() + ": /sequences/" + job.sequence);
   }
   // A mesh of a level set exists only within its narrow band: an iso value beyond it gave empty
   // files with exit 0.

@@ -424,6 +424,38 @@ TEST_CASE("export: an open mesh is refused as a level set, a closed one is not")
   CHECK(export_cache(fx.params("body.####.vdb", "body"), kProvenance).files.size() == 4);
 }
 
+TEST_CASE("export: particles too fine for level_set.max_voxels are refused before any file") {
+  // 216 drops of radius 0.1 m at 2 mm voxels: each writes a shell of 4/3 pi (53^3 - 47^3) =
+  // 1.887e5 voxels, 4.08e7 a frame. Such a run went on for minutes a frame without a word.
+  Fixture fx;
+  auto p = fx.params("d.####.vdb", "drops");
+  p.source = ExportSource::Particles;
+  p.level_set.voxel_size = 0.002;
+  p.level_set.radius = 0.1;
+  p.level_set.max_voxels = 1e6;
+  std::string message;
+  try {
+    export_cache(p, kProvenance);
+  } catch (const ConfigError& e) {
+    message = e.what();
+  }
+  INFO(message);
+  CHECK(message.find("/level_set/voxel_size: " + fx.cache.string() +
+                     ": /sequences/drops: 216 particles of radius 0.1 m at a voxel size of "
+                     "0.002 m write about 4.08e+07 narrow-band voxels a frame, more than "
+                     "level_set.max_voxels (1e+06)") != std::string::npos);
+  CHECK(fx.files().empty());
+  // The voxel size it suggests, a little larger, passes and writes.
+  const std::string key = "use a voxel size of at least ";
+  const auto at = message.find(key);
+  REQUIRE(at != std::string::npos);
+  const double suggested = std::stod(message.substr(at + key.size()));
+  CHECK(suggested > 0.002);
+  CHECK(suggested < 0.1 / 1.5);
+  p.level_set.voxel_size = suggested * 1.01;
+  CHECK(export_cache(p, kProvenance).files.size() == 4);
+}
+
 TEST_CASE("export: a dry run plans the files and writes none") {
   Fixture fx;
   auto p = fx.params("cloth.mdd", "cloth");
