@@ -531,6 +531,12 @@ void read_cloth_config(app::ConfigReader& r, ClothConfig& c) {
   t.get("miniature", c.train_miniature);
   if (c.train_miniature != "dsds" && c.train_miniature != "simulated")
     t.fail("miniature", "one of \"dsds\", \"simulated\"");
+  t.get("max_departure", c.max_departure, app::in_range(0.0, 1e3));
+  if (c.max_departure > 0 && c.train_miniature != "simulated")
+    t.fail("max_departure",
+           "0 with train.miniature \"dsds\" (the DSDS miniature is the target's, it departs "
+           "from nothing)",
+           {t.dotted("miniature")});
   auto u = r.child("upscale");
   u.get("method", c.upscale_method);
   if (c.upscale_method != "network" && c.upscale_method != "bilinear" &&
@@ -808,6 +814,21 @@ struct TrainingRun {
   ClothParams params;
 };
 
+/// The first frame (0-based) at which the miniature `mini` (miniature metres), times the factor,
+/// lies on average farther than `max_departure` (target metres) from the DSDS of `target`; the
+/// frame count when it never does.
+std::size_t first_departure(const std::vector<Points3>& target, const std::vector<Points3>& mini,
+                            const MiniatureGrid& grid, double max_departure) {
+  const std::size_t n = std::min(target.size(), mini.size());
+  for (std::size_t t = 0; t < n; ++t) {
+    const Points3 dsds =
+        downsample_downscale(target[t], grid.target_nx(), grid.target_ny(), grid.factor);
+    const double departure = grid.factor * (mini[t] - dsds).rowwise().norm().mean();
+    if (departure > max_departure) return t;
+  }
+  return n;
+}
+
 /// The target runs of the caches `inputs`, in their order, each checked to have a miniature of
 /// `factor`. The same run (same frames) given twice is a UsageError; two runs of one name with
 /// other frames are a warning.
@@ -976,8 +997,22 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
       // The miniature of this run as upscale simulates it, one frame per target frame.
       ClothParams mp = miniature_params(s.params, f);
       mp.frames = static_cast<int>(s.frames.size());
-      parts.push_back(training_pairs(s.frames, simulate_frames(mp, s.name + " (miniature)"), s.grid,
-                                     config.features));
+      std::vector<Points3> mini = simulate_frames(mp, s.name + " (miniature)");
+      std::vector<Points3> target = s.frames;
+      if (config.max_departure > 0) {
+        // The frames before it; at least 3, the fewest that give pairs.
+        const std::size_t departs = first_departure(target, mini, s.grid, config.max_departure);
+        const std::size_t kept = std::max(departs, std::min<std::size_t>(3, target.size()));
+        if (kept < target.size()) {
+          spdlog::info(
+              "{}: pairs from frames 1-{} of {}: from frame {} the miniature departs "
+              "from the target's DSDS by more than train.max_departure = {} m",
+              s.name, kept, target.size(), departs + 1, config.max_departure);
+          target.resize(kept);
+          mini.resize(kept);
+        }
+      }
+      parts.push_back(training_pairs(target, mini, s.grid, config.features));
     } else {
       parts.push_back(training_pairs(s.frames, s.grid, config.features));
     }

@@ -42,6 +42,13 @@ struct ClothConfig {
   /// then learns where the miniature's motion departs from the target's and upscale uses it as a
   /// corrector of the miniature before bicubic upsampling, see correct_miniature)
   std::string train_miniature = "dsds";
+  /// train.max_departure (target metres, >= 0; 0 = off), with train_miniature "simulated": a
+  /// run's pairs end before the first frame at which its simulated miniature, scaled to the
+  /// target, lies farther than this from the target's DSDS on average (at least 3 frames are
+  /// kept). Past that the miniature has gone its own way (a chaotic fold or slide), a patch
+  /// cannot tell the correction, and those pairs set the output's scale: the corrector was
+  /// then millimetres off where it had nothing to correct (the collision scene's first frames).
+  double max_departure = 0.0;
   double test_fraction = 0.2;  ///< share of sequences held out for the test loss (sec. 5)
   bool resume = false;  ///< train: go on from <output without .h5>.checkpoint.h5 if it exists
   std::string upscale_method = "network";  ///< network | bilinear | biquadratic | bicubic

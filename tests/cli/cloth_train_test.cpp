@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <regex>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -706,6 +707,35 @@ TEST_CASE("cloth-train: train.miniature=simulated trains a corrector on the simu
   CHECK(report["upscaling"][4]["method"] == "network");
   for (const auto& row : report["upscaling"]) CHECK(row["roughness"].get<double>() > 0.0);
   CHECK(report["target_roughness"].get<double>() > 0.0);
+
+  // train.max_departure: each run's pairs end where its miniature departs from the target's
+  // DSDS (the 9 x 9 curtain's by 1 cm within its 20 frames); the pairs are 16 patches a frame.
+  const std::string loud = kSmall.substr(std::string(" -q").size());
+  r = run_command(kTool + " train" + loud +
+                  " --set train.miniature=simulated --set train.max_departure=0.01 -i " + t +
+                  " -o " + (dir / "cut.h5").string());
+  REQUIRE(r.exit_code == 0);
+  std::size_t kept = 0, runs = 0;
+  const std::regex line(R"((curtain_00\d): pairs from frames 1-(\d+) of 20: from frame (\d+) )");
+  for (std::sregex_iterator it(r.err.begin(), r.err.end(), line), end; it != end; ++it) {
+    const int k = std::stoi((*it)[2]), from = std::stoi((*it)[3]);
+    CHECK(k >= 3);
+    CHECK(k < 20);
+    CHECK(k == std::max(from - 1, 3));
+    kept += static_cast<std::size_t>(k);
+    ++runs;
+  }
+  CHECK(runs == 3);
+  std::smatch counts;
+  REQUIRE(std::regex_search(
+      r.err, counts, std::regex(R"((\d+) training pairs from 2 sequences, (\d+) test pairs)")));
+  CHECK(std::stoul(counts[1]) + std::stoul(counts[2]) == 16 * kept);
+  // Only a simulated miniature departs from anything.
+  r = run_command(kTool + " train" + kSmall + " --set train.max_departure=0.01 -i " + t + " -o " +
+                  (dir / "bad.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/train/max_departure: expected 0 with train.miniature \"dsds\"") !=
+        std::string::npos);
 
   r = run_command(kTool + " train" + kSmall + " --set train.miniature=coarse -i " + t + " -o " +
                   (dir / "bad.h5").string());
