@@ -726,9 +726,10 @@ void run_fit(app::Context& ctx) {
                               " (the vertex count of " + inputs[0].string() + ")",
                           std::to_string(c.shared_regions[r][k]));
   if (ctx.dry_run()) {
-    std::printf("would fit %ld springs to %s and write %s\n",
+    std::printf("would fit %ld springs to %s and write %s and the report %s\n",
                 static_cast<long>(targets[0].frames[0].rows()),
-                app::counted(targets.size(), "sequence", "sequences").c_str(), out.c_str());
+                app::counted(targets.size(), "sequence", "sequences").c_str(), out.c_str(),
+                rp.c_str());
     return;
   }
   const CutSequences cut = cut_at_teleports(c, inputs, targets, truths);
@@ -925,10 +926,12 @@ void run_apply(app::Context& ctx) {
     const auto bytes = static_cast<std::uintmax_t>((F - 1) * S + 1) *
                        static_cast<std::uintmax_t>(N) * 3 * sizeof(float);
     std::printf(
-        "would apply %ld springs to %zu frames (%s)%s and write %s (about %s of positions)\n",
+        "would apply %ld springs to %zu frames (%s)%s and write %s (about %s of positions)%s\n",
         static_cast<long>(N), F, app::counted(S, "sub-frame", "sub-frames").c_str(),
         restarts.empty() ? "" : (", restarting at frame(s) " + restarts).c_str(), out.c_str(),
-        app::byte_text(bytes).c_str());
+        app::byte_text(bytes).c_str(),
+        truth ? (" and the report " + rp.string() + " (against " + c.truth_sequence + ")").c_str()
+              : "");
     return;
   }
   const double dt = 1.0 / target.frame_rate;

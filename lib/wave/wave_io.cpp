@@ -803,9 +803,9 @@ void run_wave_edit(const EditParams& p, const EditRun& run) {
         static_cast<std::uintmax_t>(grid.nx) * grid.ny * nz * frame_index.size() * sizeof(float);
     std::printf(
         "would edit %zu slices from %zu simulations of %s into %s (%zu x %zu x %zu voxels, %zu "
-        "frames: %s of level sets before compression)\n",
+        "frames: %s of level sets before compression), with the report %s and the picture %s\n",
         S, db.names.size(), run.database.c_str(), run.output.c_str(), grid.nx, grid.ny, nz,
-        frame_index.size(), app::byte_text(bytes).c_str());
+        frame_index.size(), app::byte_text(bytes).c_str(), run.report.c_str(), run.plot.c_str());
     return;
   }
   problem.distance = features.distance;

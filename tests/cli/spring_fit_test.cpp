@@ -115,6 +115,13 @@ TEST_CASE("spring-fit: simulate, fit on two motions, apply on a held-out one") {
     CHECK(twice.err.find("expected each training cache once") != std::string::npos);
     CHECK_FALSE(std::filesystem::exists(dir / "twice.h5"));
   }
+  // The dry run names what the run writes: the cache and its report.
+  const auto dry =
+      run_command(kSpringFit + " fit -q --dry-run -i " + (dir / "swing.h5").string() + " -i " +
+                  (dir / "bounce.h5").string() + " -o " + (dir / "springs.h5").string());
+  CHECK(dry.exit_code == 0);
+  CHECK(dry.out.find("and write " + (dir / "springs.h5").string() + " and the report " +
+                     (dir / "springs.report.json").string()) != std::string::npos);
   auto r = run_command(kSpringFit + " fit -q -i " + (dir / "swing.h5").string() + " -i " +
                        (dir / "bounce.h5").string() + " -o " + (dir / "springs.h5").string());
   INFO(r.err);

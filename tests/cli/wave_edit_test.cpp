@@ -197,6 +197,10 @@ TEST_CASE("wave-edit: --dry-run gives the level set's size as the run writes it"
                                " of level sets before compression";
     INFO(dry.out);
     CHECK(dry.out.find(voxels) != std::string::npos);
+    // And the files it writes beside the cache.
+    CHECK(dry.out.find("with the report " + (dir / "dry.report.json").string() +
+                       " and the picture " + (dir / "dry.heights.svg").string()) !=
+          std::string::npos);
   }
 }
 
