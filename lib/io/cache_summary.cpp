@@ -178,7 +178,7 @@ namespace {
     const std::string frames = path.substr(0, slash) + "/frame";
     std::int64_t number = 0;
     const hsize_t at[1] = {r}, one[1] = {1};
-    if (H5Lexists(file, frames.c_str(), H5P_DEFAULT) > 0) {
+    if (h5::link_exists(file, frames)) {
       Handle f(H5Dopen2(file, frames.c_str(), H5P_DEFAULT), H5Dclose);
       Handle fs(f.valid() ? H5Dget_space(f.get()) : -1, H5Sclose);
       Handle m(H5Screate_simple(1, one, nullptr), H5Sclose);

@@ -385,9 +385,7 @@ TEST_CASE("export: particles meshed through a level set, and 2D particles as a p
 
 TEST_CASE("export: every sequence by default, named apart, and shards split the frames") {
   Fixture fx;
-  MeshExportParams p;
-  p.input = fx.cache;
-  p.output = fx.dir / "all.####.ply";
+  auto p = fx.params("all.####.ply", "");  // every sequence
   p.frames = {1};
   const auto r = export_cache(p, kProvenance);
   CHECK(fx.files() == std::vector<std::string>{"all_body.0001.ply", "all_cloth.0001.ply",
@@ -412,9 +410,7 @@ TEST_CASE("export: an open mesh is refused as a level set, a closed one is not")
   // sequence to VDB therefore stops before any file, naming the cloth; the closed tetrahedral
   // body alone is written.
   Fixture fx;
-  MeshExportParams p;
-  p.input = fx.cache;
-  p.output = fx.dir / "all.####.vdb";
+  auto p = fx.params("all.####.vdb", "");  // every sequence
   p.frames = {1};
   const std::string open = fx.cache.string() +
                            ": /sequences/cloth: its mesh is open (14 edges on one face only, the "
