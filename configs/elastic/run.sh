@@ -17,7 +17,7 @@ for scene in "${scenes[@]}"; do
   mkdir -p "$out/$scene"
   "$bin/sm-example-sim" -q -c "$here/$scene.json" -o "$out/$scene/$scene.h5"
   # The surface sequences are the ones without the _particles suffix.
-  bodies=$("$bin/dd-cache" info -i "$out/$scene/$scene.h5" |
+  bodies=$("$bin/dd-cache" info -q -i "$out/$scene/$scene.h5" |
            sed -n 's|^ */sequences/\([A-Za-z0-9_-]*\): .*|\1|p' |
            grep -v '_particles$' | sort -u)
   for body in $bodies; do

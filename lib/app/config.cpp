@@ -29,6 +29,25 @@ struct ConfigState {
   json resolved = json::object();
 };
 
+/// Thrown by the parser callbacks below at a nesting deeper than kMaxJsonDepth.
+struct TooDeep {};
+
+bool opens(json::parse_event_t event) {
+  return event == json::parse_event_t::object_start || event == json::parse_event_t::array_start;
+}
+
+std::string too_deep_text() {
+  return "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels of arrays and objects";
+}
+
+/// nlohmann's message without its tag: "[json.exception.parse_error.101] parse error at line 3,
+/// column 5: ..." -> "parse error at line 3, column 5: ...".
+std::string parse_error_text(const json::exception& e) {
+  const std::string what = e.what();
+  const std::size_t p = what.find("] ");
+  return p == std::string::npos ? what : what.substr(p + 2);
+}
+
 /// A parser callback that records in `found` the JSON pointer of the first key given twice in
 /// one object (empty: none).
 json::parser_callback_t duplicate_finder(std::string& found) {
@@ -39,7 +58,8 @@ json::parser_callback_t duplicate_finder(std::string& found) {
     std::set<std::string> keys;
   };
   auto levels = std::make_shared<std::vector<Level>>();
-  return [levels, &found](int /*depth*/, json::parse_event_t event, json& parsed) {
+  return [levels, &found](int depth, json::parse_event_t event, json& parsed) {
+    if (opens(event) && depth >= kMaxJsonDepth) throw TooDeep{};
     auto& l = *levels;
     const auto pointer = [&] {
       std::string p;
@@ -91,14 +111,14 @@ json override_to_json(const std::string& text, bool want_bool, bool want_number,
     return json(text);
   }
   auto scalar = [&](const std::string& t) -> json {
-    json j = json::parse(t, nullptr, false);
+    json j = parse_json(t);
     if (!j.is_discarded() && (j.is_number() || j.is_boolean())) return j;
     return json(unquote(t));
   };
   if (want_number) return scalar(text);
   if (want_list) {
     if (!text.empty() && text.front() == '[') {
-      json j = json::parse(text, nullptr, false);
+      json j = parse_json(text);
       return j.is_discarded() ? json(text) : j;
     }
     json arr = json::array();
@@ -108,11 +128,36 @@ json override_to_json(const std::string& text, bool want_bool, bool want_number,
     while (std::getline(ss, item, ',')) arr.push_back(scalar(item));
     return arr;
   }
-  json j = json::parse(text, nullptr, false);
+  json j = parse_json(text);
   return j.is_discarded() ? json(text) : j;
 }
 
 }  // namespace detail
+
+json parse_json(const std::string& text, std::string* error) {
+  try {
+    return json::parse(
+        text,
+        [](int depth, json::parse_event_t event, json&) {
+          // `depth` counts the arrays and objects around: 0 for the outermost one's start.
+          if (detail::opens(event) && depth >= kMaxJsonDepth) throw detail::TooDeep{};
+          return true;
+        },
+        /*allow_exceptions=*/true, /*ignore_comments=*/true);
+  } catch (const detail::TooDeep&) {
+    if (error) *error = detail::too_deep_text();
+  } catch (const json::exception& e) {
+    if (error) *error = detail::parse_error_text(e);
+  }
+  return json(json::value_t::discarded);
+}
+
+json parse_json_text(const std::string& text, const std::string& where) {
+  std::string error;
+  json j = parse_json(text, &error);
+  if (j.is_discarded()) throw IoError(where + ": invalid JSON: " + error);
+  return j;
+}
 
 namespace {
 
@@ -319,12 +364,12 @@ ConfigReader ConfigReader::load(const std::optional<std::filesystem::path>& file
   try {
     doc = json::parse(text, detail::duplicate_finder(duplicate), /*allow_exceptions=*/true,
                       /*ignore_comments=*/true);
-  } catch (const json::parse_error& e) {
-    // nlohmann's message: "[json.exception.parse_error.101] parse error at line 3, column 5: ..."
-    std::string what = e.what();
-    const std::size_t p = what.find("parse error");
+  } catch (const detail::TooDeep&) {
     throw ConfigError(ConfigError::FreeText{}, name, "",
-                      "invalid JSON: " + (p == std::string::npos ? what : what.substr(p)));
+                      "invalid JSON: " + detail::too_deep_text());
+  } catch (const json::parse_error& e) {
+    throw ConfigError(ConfigError::FreeText{}, name, "",
+                      "invalid JSON: " + detail::parse_error_text(e));
   } catch (const json::out_of_range& e) {
     // "[json.exception.out_of_range.406] number overflow parsing '1e400'": no place given, so
     // it is found here.
@@ -502,7 +547,7 @@ void ConfigReader::fail(const std::string& key, const std::string& expected,
   // read as a string (`"[5,5,x]"`).
   std::string got;
   if (r.override) {
-    const json parsed = json::parse(*r.override, nullptr, false);
+    const json parsed = parse_json(*r.override);
     got = json_text(parsed.is_discarded() ? json(*r.override) : parsed);
   } else if (r.value) {
     got = json_text(*r.value);

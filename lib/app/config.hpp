@@ -79,6 +79,17 @@ inline Range unit_interval() {
   return in_range(0.0, 1.0);
 }
 
+/// The deepest nesting of arrays and objects a JSON text may have. A config, a --set value or a
+/// cache's JSON attribute is a few levels deep; nlohmann's parser overflowed the stack (SIGSEGV)
+/// on some 100,000.
+inline constexpr int kMaxJsonDepth = 256;
+/// `text` as JSON (comments allowed), or a discarded value (is_discarded()) where it is not JSON
+/// or nests deeper than kMaxJsonDepth; `error`, when given, gets the reason ("parse error at line
+/// 1, column 2: ...", "nested deeper than 256 levels").
+json parse_json(const std::string& text, std::string* error = nullptr);
+/// The same for the text of a file or an attribute: an IoError "<where>: invalid JSON: <reason>".
+json parse_json_text(const std::string& text, const std::string& where);
+
 /// JSON text of a value for messages ("-0.1", "\"abc\"", "[1, 2]"); beyond 200 characters it is
 /// cut, with the value's size said ("[1,2,3,... (1,000,000 items in all)").
 std::string json_text(const json& j);
@@ -472,7 +483,7 @@ void ConfigReader::get_list(const std::string& key, std::vector<T>& items, const
   if (r.override) {
     // `--set key=[]` empties the list (no examples, no fixed slices); an element is set by its
     // own keys, which the elements' reader checks one by one.
-    const json j = json::parse(*r.override, nullptr, false);
+    const json j = parse_json(*r.override);
     if (!j.is_array() || !j.empty())
       fail_at(r, key,
               "[] for an empty list, or one key of an element (e.g. " + r.origin.substr(6) +

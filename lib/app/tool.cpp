@@ -35,6 +35,9 @@ namespace datadyn::app {
 
 namespace {
 
+/// The most --threads takes: more than any farm node has cores.
+constexpr int kMaxThreads = 4096;
+
 // The file's size, or none if it cannot be read.
 std::optional<std::uintmax_t> file_bytes(const std::filesystem::path& file) {
   std::error_code ec;
@@ -285,7 +288,7 @@ io::Provenance Context::provenance() const {
 }
 
 json provenance_json(const io::Provenance& provenance) {
-  json config = json::parse(provenance.config_json, nullptr, false);
+  json config = parse_json(provenance.config_json);
   if (config.is_discarded()) config = json::object();
   return {{"generator", provenance.generator},
           {"command_line", provenance.command_line},
@@ -320,6 +323,11 @@ std::filesystem::path Context::input() const {
 
 std::filesystem::path Context::output(const std::string& fallback) const {
   const std::filesystem::path out = output_template(fallback);
+  // "-o out" naming a directory is the same mistake as "-o out/" (it was exit 1 there, 2 here).
+  std::error_code ec;
+  if (std::filesystem::is_directory(std::filesystem::symlink_status(out, ec)))
+    throw UsageError("-o/--output: " + out.string() +
+                     " is a directory; give a file name (or a #### template) in it");
   // Before any work, in a dry run (the farm's check before the job) and in a real one: a missing
   // or read-only output directory showed up only after the work where the tool opens its output
   // at the end (spring-fit simulate and fit, cloth-train train).
@@ -385,7 +393,7 @@ void Tool::add_common_flags(CLI::App& app, CommonOptions& o, const Splits& split
     if (!honoured) option->group("");
   };
   shown(app.add_option("-c,--config", o.config,
-                       "JSON config (comments allowed); default: built-in scene")
+                       "JSON config (comments allowed); default: " + splits.config_default)
             ->type_name("FILE"),
         splits.config);
   shown(app.add_option(
@@ -395,7 +403,7 @@ void Tool::add_common_flags(CLI::App& app, CommonOptions& o, const Splits& split
             ->type_name("KEY=VALUE")
             ->allow_extra_args(false),
         splits.config);
-  shown(app.add_option("-i,--input", o.inputs, "Input cache(s)")
+  shown(app.add_option("-i,--input", o.inputs, splits.input_help)
             ->type_name("FILE")
             ->allow_extra_args(false),
         splits.inputs);
@@ -410,30 +418,36 @@ void Tool::add_common_flags(CLI::App& app, CommonOptions& o, const Splits& split
                        "Frames to compute or export: 1-100, 1-100x2, 1,5,10-20; default: all")
             ->type_name("LIST"),
         splits.frames);
-  shown(app.add_option("--shard", o.shard, "Do the K-th (1-based) of N equal parts of the work")
-            ->type_name("K/N")
-            ->capture_default_str(),
+  // Defaults in the text, as for the other flags: CLI11's "=1/1" after the type read as part of
+  // it ("--threads N:N=0" with the validator's name).
+  shown(app.add_option("--shard", o.shard,
+                       "Do the K-th (1-based) of N equal parts of the work; default: 1/1")
+            ->type_name("K/N"),
         splits.shards);
-  // CLI11's NonNegativeNumber answered "abc" with a range up to a 300-digit number.
+  // CLI11's NonNegativeNumber answered "abc" with a range up to a 300-digit number. A count of
+  // a billion ran for 20 s and ended "out of memory" without naming the flag.
   const CLI::Validator whole_count(
       [](std::string& text) -> std::string {
         int n = -1;
         const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-        if (ec == std::errc() && end == text.data() + text.size() && n >= 0) return "";
-        return "expected a whole number >= 0 (0: all cores), got '" + text + "'";
+        if (ec == std::errc() && end == text.data() + text.size() && n >= 0 && n <= kMaxThreads)
+          return "";
+        return "expected a whole number in [0, " + std::to_string(kMaxThreads) +
+               "] (0: all cores), got '" + text + "'";
       },
-      "N");
-  app.add_option("--threads", o.threads, "Worker threads; 0 = all cores")
+      "");
+  app.add_option("--threads", o.threads, "Worker threads; default 0 = all cores")
       ->type_name("N")
-      ->check(whole_count)
-      ->capture_default_str();
+      ->check(whole_count);
   app.add_flag("-v,--verbose", o.verbose, "More log output (-v debug, -vv trace)");
   app.add_flag("-q,--quiet", o.quiet, "Only warnings and errors");
-  app.add_option("--log-level", o.log_level, "trace|debug|info|warn|error|off; overrides -v/-q")
+  app.add_option("--log-level", o.log_level,
+                 "trace|debug|info|warn|error|off; overrides -v/-q; default: info (debug with -v, "
+                 "trace with -vv, warn with -q)")
       ->type_name("LEVEL");
-  app.add_option("--log-format", o.log_format, "Log lines as text or as JSON objects")
-      ->type_name("text|json")
-      ->capture_default_str();
+  app.add_option("--log-format", o.log_format,
+                 "Log lines as text or as JSON objects; default: text")
+      ->type_name("text|json");
   shown(app.add_flag("--print-config", o.print_config,
                      "Print the resolved config (defaults filled in) and exit"),
         splits.config);

@@ -140,8 +140,13 @@ struct Splits {
   bool frames = false;  ///< honours --frames
   bool shards = false;  ///< honours --shard K/N
   bool config = true;   ///< reads a JSON config (-c, --set); false: either flag is a usage error
-  bool inputs = true;   ///< reads -i files; false: -i is a usage error (it would be ignored)
-  bool output = true;   ///< writes -o; false: -o is a usage error (it would be ignored)
+  /// What the command runs on without -c, for --help ("built-in scene", "built-in defaults").
+  std::string config_default = "built-in defaults";
+  bool inputs = true;  ///< reads -i files; false: -i is a usage error (it would be ignored)
+  /// What the -i files are and how many the command reads (one, one or more, required), for
+  /// --help: "The database (mps-gen's cache); exactly one, required".
+  std::string input_help = "Input cache (repeatable)";
+  bool output = true;  ///< writes -o; false: -o is a usage error (it would be ignored)
   /// The output when -o is not given ("": -o is required); --help shows it.
   std::string output_default{};
   /// What -o names, for --help.

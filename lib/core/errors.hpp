@@ -9,10 +9,21 @@
 
 namespace datadyn {
 
-/// Base of every datadyn exception; what() is the full message shown to the user.
+/// Base of every datadyn exception; what() is the full message shown to the user. A NUL byte in
+/// it (a key or a name read from a file) is shown as \u0000: what() is a C string, and the
+/// message ended there ("nul.json: /").
 class Error : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit Error(const std::string& message) : std::runtime_error(visible(message)) {}
+  explicit Error(const char* message) : std::runtime_error(message) {}
+
+ private:
+  static std::string visible(const std::string& message) {
+    if (message.find('\0') == std::string::npos) return message;
+    std::string out;
+    for (const char c : message) out += c == '\0' ? std::string("\\u0000") : std::string(1, c);
+    return out;
+  }
 };
 
 /// A bad command line (unparsable frame range, shard, flag combination). Exit code 2.

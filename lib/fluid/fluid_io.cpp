@@ -49,7 +49,7 @@ json to_json(const Polygon& poly) {
 /// A value given by --set arrives as text: parse it as JSON when it looks like it.
 json parsed(const json& j) {
   if (j.is_string()) {
-    json p = json::parse(j.get<std::string>(), nullptr, false, true);
+    json p = app::parse_json(j.get<std::string>());
     if (!p.is_discarded()) return p;
   }
   return j;

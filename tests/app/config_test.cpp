@@ -612,3 +612,43 @@ TEST_CASE("config: a check on a list that an element's --set changed names that 
                        "--set gravity.1: /gravity: expected a non-zero vector, got [0.0,0.0,0.0]",
                        ConfigError);
 }
+
+TEST_CASE("config: JSON nested deeper than kMaxJsonDepth is refused, not a stack overflow") {
+  // 100,000 levels of arrays crashed every tool (SIGSEGV in the parser) from a config, and
+  // cloth-train from a cache's cloth_json attribute.
+  test::TempDir dir;
+  const std::size_t n = 100000;
+  std::ofstream(dir / "deep.json")
+      << "{\"dt\": " << std::string(n, '[') << std::string(n, ']') << "}";
+  CHECK_THROWS_WITH_AS(ConfigReader::load(dir / "deep.json"),
+                       doctest::Contains("deep.json: invalid JSON: nested deeper than 256 levels"),
+                       ConfigError);
+  const auto nested = [](int levels) {
+    return std::string(static_cast<std::size_t>(levels), '[') +
+           std::string(static_cast<std::size_t>(levels), ']');
+  };
+  // The depth nlohmann counts: the outermost array is level 1.
+  CHECK_FALSE(parse_json(nested(kMaxJsonDepth)).is_discarded());
+  std::string error;
+  CHECK(parse_json(nested(kMaxJsonDepth + 1), &error).is_discarded());
+  CHECK(error == "nested deeper than 256 levels of arrays and objects");
+  CHECK(parse_json(nested(static_cast<int>(n))).is_discarded());
+  CHECK_THROWS_WITH_AS(parse_json_text(nested(static_cast<int>(n)), "c.h5: /s@cloth_json"),
+                       doctest::Contains("c.h5: /s@cloth_json: invalid JSON: nested deeper"),
+                       IoError);
+  CHECK_THROWS_WITH_AS(
+      parse_json_text("{bad", "c.h5: /s@cloth_json"),
+      doctest::Contains("c.h5: /s@cloth_json: invalid JSON: parse error at line 1"), IoError);
+  CHECK(parse_json_text("{\"a\": [1, 2]} // note", "x") == json::parse(R"({"a": [1, 2]})"));
+}
+
+TEST_CASE("config: a key with a NUL byte is shown, not where the message ends") {
+  // what() is a C string: the message read "nul.json: /" and stopped.
+  test::TempDir dir;
+  std::ofstream(dir / "nul.json") << R"({"\u0000x": 1})";
+  ConfigReader r = ConfigReader::load(dir / "nul.json");
+  Params p;
+  read(r, p);
+  CHECK_THROWS_WITH_AS(r.finish(), doctest::Contains("nul.json: /\\u0000x: unknown key"),
+                       ConfigError);
+}

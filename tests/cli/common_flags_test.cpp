@@ -13,6 +13,7 @@
 #include <chrono>
 #include <fstream>
 #include <regex>
+#include <sstream>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -78,11 +79,12 @@ TEST_CASE("--help and --version exit 0, parse errors exit 2") {
   r = run_command(kFixture + " --no-such-flag");
   CHECK(r.exit_code == 2);
   // --threads names what it takes (it answered "abc" with a range up to a 300-digit number).
-  for (const std::string bad : {"-3", "abc", "1.5"}) {
+  // A billion threads ran for 20 s and ended "out of memory" without naming the flag.
+  for (const std::string bad : {"-3", "abc", "1.5", "4097", "1000000000"}) {
     r = run_command(kFixture + " --threads " + bad);
     CHECK(r.exit_code == 2);
-    CHECK(r.err.find("--threads: expected a whole number >= 0 (0: all cores), got '" + bad + "'") !=
-          std::string::npos);
+    CHECK(r.err.find("--threads: expected a whole number in [0, 4096] (0: all cores), got '" + bad +
+                     "'") != std::string::npos);
   }
   // -o's help says what the command writes: a template only where files are per frame.
   CHECK(run_command(kMeshExport + " --help").out.find("path template with ####") !=
@@ -188,6 +190,11 @@ TEST_CASE("SOURCE_DATE_EPOCH must be whole seconds, and -o a file name") {
   const auto r = run_command(kFixture + " -q --frames 1 -o " + dir.path().string() + "/");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("names a directory; give a file name") != std::string::npos);
+  CHECK(std::filesystem::is_empty(dir.path()));
+  // The same directory without the slash is the same mistake (it was exit 1).
+  const auto d = run_command(kFixture + " -q --frames 1 -o " + dir.path().string());
+  CHECK(d.exit_code == 2);
+  CHECK(d.err.find(dir.path().string() + " is a directory; give a file name") != std::string::npos);
   CHECK(std::filesystem::is_empty(dir.path()));
 }
 
@@ -576,11 +583,13 @@ TEST_CASE("dd-cache: a file that crashes the HDF5 library exits 1 naming the fil
   CHECK(line["level"] == "error");
   CHECK(line["tool"] == "dd-cache");
   CHECK(line["message"].get<std::string>().find(bad.string() + ": /: the list of attributes") == 0);
-  // The merge has its temporary output open when it meets the damage: it is removed.
+  // The merge meets the damage where it reads every shard through before the copy (the scope
+  // it then names is the shard's); no output, no temporary file.
   r = run_command(kCacheTool + " merge -i " + good.string() + " -i " + bad.string() + " -o " +
                   merged.string());
   CHECK(r.exit_code == 1);
-  CHECK(r.err.find(bad.string() + ": /: the list of attributes: the HDF5 library crashed") !=
+  CHECK(r.err.find(bad.string() + ": ") != std::string::npos);
+  CHECK(r.err.find("the HDF5 library crashed reading this; the file is damaged") !=
         std::string::npos);
   for (const auto& e : std::filesystem::directory_iterator(dir.path()))
     CHECK_MESSAGE(e.path().filename().string().rfind("m.h5", 0) != 0, e.path());
@@ -656,6 +665,69 @@ TEST_CASE(
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("./part1.h5 is also an input, which it would overwrite") != std::string::npos);
   CHECK(file_bytes(dir / "part1.h5") == before);
+}
+
+TEST_CASE("--help gives each common flag's default, and what -i and -c mean for the command") {
+  const std::string bin = DATADYN_BIN_DIR;
+  // The line of `flag` in the help of `command`.
+  const auto line = [](const std::string& command, const std::string& flag) {
+    const auto r = run_command(command + " --help");
+    REQUIRE(r.exit_code == 0);
+    std::istringstream lines(r.out);
+    for (std::string l; std::getline(lines, l);)
+      if (l.find("  " + flag) == 0) return l;
+    return std::string();
+  };
+  // CLI11's type label read "--threads N:N=0" (the validator's name and the captured default).
+  const auto threads = line(kFixture, "--threads");
+  CHECK(threads.find("--threads N ") == 2);
+  CHECK(threads.find("Worker threads; default 0 = all cores") != std::string::npos);
+  CHECK(line(kFixture, "--log-level").find("default: info") != std::string::npos);
+  CHECK(line(kFixture, "--shard").find("--shard K/N ") == 2);
+  CHECK(line(kFixture, "--log-format").find("--log-format text|json ") == 2);
+  // -i said "Input cache(s)" for every command: which caches, and how many.
+  const std::vector<std::pair<std::string, std::string>> inputs = {
+      {bin + "/wave-edit", "The database (mps-gen's cache); exactly one, required"},
+      {kMeshExport, "The cache to export; exactly one, required"},
+      {kCacheTool + " info", "Caches to list; one or more"},
+      {kCacheTool + " check", "Caches to check; one or more"},
+      {kCacheTool + " merge", "The shards' caches, one -i per shard"},
+      {bin + "/spring-fit fit", "Training caches (from simulate"},
+      {bin + "/spring-fit apply", "The animation cache and the springs cache (from fit)"},
+      {bin + "/cloth-train train", "Target caches (from simulate); one or more"},
+      {bin + "/cloth-train upscale", "The model (from train; required for --method network)"},
+      {bin + "/cloth-train evaluate", "The target cache (from simulate), then one or more models"}};
+  for (const auto& [command, text] : inputs) {
+    INFO(command);
+    CHECK(line(command, "-i,--input").find(text) != std::string::npos);
+  }
+  // -c's default: mesh-export and spring-fit fit have no scene.
+  for (const std::string& command : {kMeshExport, bin + "/spring-fit fit"}) {
+    INFO(command);
+    CHECK(line(command, "-c,--config").find("default: built-in defaults") != std::string::npos);
+  }
+  CHECK(line(bin + "/mps-gen", "-c,--config").find("default: built-in scene") != std::string::npos);
+}
+
+TEST_CASE("dd-cache merge --dry-run counts the sequences of the merged cache, as the merge does") {
+  TempDir dir;
+  const std::string sim = std::string(DATADYN_BIN_DIR) + "/sm-example-sim -q --set frames=6";
+  const std::string env = "cd " + dir.path().string() + " && ";
+  // Frame shards: each holds both of the scene's sequences (the body's surface and particles),
+  // which the merge joins into 2 sequences, not 4.
+  for (int k = 1; k <= 2; ++k)
+    REQUIRE(run_command(env + sim + " --shard " + std::to_string(k) + "/2 -o part" +
+                        std::to_string(k) + ".h5")
+                .exit_code == 0);
+  const std::string args = " merge -i part1.h5 -i part2.h5 -o m.h5";
+  const auto dry = run_command(env + kCacheTool + args + " --dry-run");
+  INFO(dry.err);
+  REQUIRE(dry.exit_code == 0);
+  CHECK(dry.out == "would merge 2 caches (2 sequences in all) into m.h5\n");
+  const auto r = run_command(env + kCacheTool + args);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("merged 2 caches into m.h5: 2 sequences, 12 frames") != std::string::npos);
 }
 
 TEST_CASE(

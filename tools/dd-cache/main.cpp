@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <optional>
+#include <set>
+#include <string>
 
 #include <spdlog/spdlog.h>
 
@@ -94,15 +96,19 @@ void merge(Context& ctx) {
   if (out.empty()) throw datadyn::UsageError("-o/--output: give the merged cache");
   ensure_open_files(ctx.inputs().size());
   if (ctx.dry_run()) {
-    std::size_t sequences = 0;
+    // A sequence split across shards (sm-example-sim's frames) is one sequence of the merged
+    // cache, as the merge counts it: the sum over the shards counted it once per shard.
+    std::set<std::string> sequences;
     for (const auto& in : ctx.inputs())
-      sequences += datadyn::io::CacheReader(in).sequence_names().size();
+      for (const auto& name : datadyn::io::CacheReader(in).sequence_names()) sequences.insert(name);
     datadyn::io::check_writable_directory(out);
     std::printf("would merge %s (%s in all) into %s\n",
                 counted(ctx.inputs().size(), "cache", "caches").c_str(),
-                counted(sequences, "sequence", "sequences").c_str(), out.c_str());
+                counted(sequences.size(), "sequence", "sequences").c_str(), out.c_str());
     return;
   }
+  spdlog::info("reading every frame of the {} first (a damaged shard stops the merge)",
+               counted(ctx.inputs().size(), "cache", "caches"));
   // The chunk count is known once the merge has read the inputs.
   std::optional<datadyn::app::Progress> progress;
   const auto r = datadyn::io::merge_caches(
@@ -130,12 +136,16 @@ void merge(Context& ctx) {
 
 int main(int argc, char** argv) {
   datadyn::app::Tool tool("dd-cache", "Inspect, check and merge datadyn caches");
-  const datadyn::app::Splits kNoConfig{.config = false};
-  const datadyn::app::Splits kReadOnly{.config = false, .output = false};
   tool.command("info", "List the sequences, arrays, grids and provenance of caches", info,
-               kReadOnly);
-  tool.command("check", "Validate caches and read every frame of every dataset", check, kReadOnly);
+               {.config = false,
+                .input_help = "Caches to list; one or more, repeatable, required",
+                .output = false});
+  tool.command("check", "Validate caches and read every frame of every dataset", check,
+               {.config = false,
+                .input_help = "Caches to check; one or more, repeatable, required",
+                .output = false});
   tool.command("merge", "Merge the caches of a sharded run (-i per shard) into one (-o)", merge,
-               kNoConfig);
+               {.config = false,
+                .input_help = "The shards' caches, one -i per shard, in any order; required"});
   return tool.run(argc, argv);
 }

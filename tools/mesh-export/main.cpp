@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
       },
       app::Splits{.frames = true,
                   .shards = true,
+                  .input_help = "The cache to export; exactly one, required",
                   .output_help = "Output file, or a path template with #### for the frame "
                                  "number (one file per frame) and {sequence} for the sequence"});
   app::add_mesh_export_flags(cli, flags);

@@ -32,6 +32,10 @@ int main(int argc, char** argv) {
         fluid::write_database(params, sims, run, writer);
         writer.commit();
       },
-      app::Splits{.frames = true, .shards = true, .inputs = false, .output_default = "db.h5"});
+      app::Splits{.frames = true,
+                  .shards = true,
+                  .config_default = "built-in scene",
+                  .inputs = false,
+                  .output_default = "db.h5"});
   return tool.run(argc, argv);
 }

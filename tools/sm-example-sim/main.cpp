@@ -48,6 +48,10 @@ int main(int argc, char** argv) {
           throw RunError(report.message);
         }
       },
-      app::Splits{.frames = true, .shards = true, .inputs = false, .output_default = "elastic.h5"});
+      app::Splits{.frames = true,
+                  .shards = true,
+                  .config_default = "built-in scene",
+                  .inputs = false,
+                  .output_default = "elastic.h5"});
   return tool.run(argc, argv);
 }

@@ -44,7 +44,11 @@ int main(int argc, char** argv) {
         run.provenance = ctx.provenance();
         wave::run_wave_edit(params, run);
       },
-      app::Splits{.frames = true, .shards = true, .output_default = "surface.h5"});
+      app::Splits{.frames = true,
+                  .shards = true,
+                  .config_default = "built-in edit (configs/water/edit.json's)",
+                  .input_help = "The database (mps-gen's cache); exactly one, required",
+                  .output_default = "surface.h5"});
   cli.add_option("--report", report, "Report JSON; default: <output without .h5>.report.json")
       ->type_name("FILE");
   cli.add_option(
