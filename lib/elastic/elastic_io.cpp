@@ -743,6 +743,13 @@ SimulationReport simulate_to_cache(Scene& scene, const SceneConfig& config,
     }
   }
   write_weights();
+  // Said in the file too, as mps-gen's kept database says it: dd-cache merge warns of an input
+  // that holds this, and a shard cut short looked whole.
+  if (!report.ok)
+    writer.set_attribute("/", "incomplete",
+                         report.message.substr(0, report.message.find("; the ")) +
+                             ", and the frames after it were not simulated; it keeps the " +
+                             std::to_string(report.frames_written) + " frames before it");
   writer.commit();
   return report;
 }

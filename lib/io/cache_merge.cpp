@@ -14,6 +14,7 @@
 #include "io/atomic_file.hpp"
 #include "io/cache.hpp"
 #include "io/cache_layout.hpp"
+#include "io/cache_summary.hpp"
 #include "io/temporary_files.hpp"
 
 namespace datadyn::io {
@@ -429,6 +430,13 @@ MergeResult merge_caches(const std::vector<std::filesystem::path>& inputs,
       m.chunks_total += per_frame * s.frame_count();
     }
     provenance.push_back(reader.provenance());
+  }
+  // Chunks are copied as stored, undecoded: a damaged chunk (one that no longer inflates) or a
+  // NaN in an input went into a merged cache that took its name with exit 0. Every frame of
+  // every input is read first, naming the shard, the dataset and the frame.
+  for (const auto& in : inputs) {
+    check_cache(in, [&](const std::string&, std::size_t) { m.poll(); });
+    m.poll();
   }
   h5::silence_errors();
   for (const auto& in : inputs) {

@@ -33,7 +33,8 @@ struct MergeResult {
 ///   its datasets are concatenated the same way (rows are frames).
 /// - Everything else must be identical wherever it appears, and is copied once.
 /// Throws IoError naming the files and the dataset when inputs disagree, a frame appears twice,
-/// or an input is damaged.
+/// or an input is damaged: every input is read through first as `check_cache` reads it (the
+/// copy moves chunks undecoded, and would carry a damaged one or a NaN into the result).
 /// `progress(done, total)` counts the per-frame chunks copied (one per frame of each per-frame
 /// array of a sequence; `total`, counted from the inputs before the copy starts, is the same in
 /// every call). It is called before each chunk and after each dataset, and may throw to stop the

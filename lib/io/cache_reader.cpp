@@ -5,8 +5,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <limits>
 #include <sstream>
+#include <type_traits>
 
 #include "core/errors.hpp"
 #include "io/cache.hpp"
@@ -103,6 +106,30 @@ Array<T> read_slab(hid_t ds, const std::string& what, const Shape& shape,
   return out;
 }
 
+/// A number for a message, as %g writes it ("0.25", "inf", "nan").
+std::string number_text(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", v);
+  return text;
+}
+
+/// A float64 array of a sequence holds float32 values (docs/cache-format.md): one beyond
+/// float32's range (from another writer) is refused, naming the item, where it had been read as
+/// a finite number and written to an OBJ or blamed on a config further on.
+template <class T>
+void require_float32_range(const Array<T>& a, ElementType stored, const std::string& what) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (stored != ElementType::Float64) return;
+    constexpr double max = std::numeric_limits<float>::max();
+    for (std::size_t i = 0; i < a.data.size(); ++i)
+      if (std::isfinite(a.data[i]) && std::abs(static_cast<double>(a.data[i])) > max) {
+        throw IoError(what + ": item " + std::to_string(i) + " is " +
+                      number_text(static_cast<double>(a.data[i])) +
+                      ", beyond float32's range (the cache's arrays hold float32 values)");
+      }
+  }
+}
+
 double attribute_number(const AttributeValue& v, const std::string& where, const char* name) {
   if (const auto* d = std::get_if<double>(&v)) return *d;
   if (const auto* i = std::get_if<std::int64_t>(&v)) return static_cast<double>(*i);
@@ -159,7 +186,9 @@ struct SequenceReader::Impl {
         attribute_number(h5::read_attribute(group.get(), "frame_rate", gw), gw, "frame_rate");
     const double dim =
         attribute_number(h5::read_attribute(group.get(), "dimension", gw), gw, "dimension");
-    if (!(frame_rate > 0)) throw IoError(gw + ": attribute frame_rate: expected > 0");
+    if (!(frame_rate > 0) || !std::isfinite(frame_rate))
+      throw IoError(gw + ": attribute frame_rate: expected a finite number > 0, got " +
+                    number_text(frame_rate));
     if (dim != 2 && dim != 3) throw IoError(gw + ": attribute dimension: expected 2 or 3");
     dimension = static_cast<int>(dim);
 
@@ -176,6 +205,14 @@ struct SequenceReader::Impl {
       if (frames[i] <= frames[i - 1])
         throw IoError(where("frame") + ": frame numbers do not increase at index " +
                       std::to_string(i));
+
+    // Every tool takes time as it is (MDD, XDMF and USDA times, frame spacing, reports): a NaN
+    // there was written on, or ran a fit.
+    for (std::size_t i = 0; i < F; ++i)
+      if (!std::isfinite(times[i]))
+        throw IoError(where("time") + ": element " + std::to_string(i) + " (frame " +
+                      std::to_string(frames[i]) + ") is " + number_text(times[i]) +
+                      ", expected a finite number");
 
     const std::string D = std::to_string(dimension), Fs = std::to_string(F);
     std::optional<std::size_t> n;
@@ -276,19 +313,32 @@ struct SequenceReader::Impl {
     if (!ov || ov->size() != 3)
       throw IoError(w + ": attribute origin: expected 3 numbers, got " + attribute_string(origin));
     s.origin = Eigen::Vector3d((*ov)[0], (*ov)[1], (*ov)[2]);
+    if (!s.origin.allFinite())
+      throw IoError(w + ": attribute origin: expected 3 finite numbers, got " +
+                    attribute_string(origin));
     s.voxel_size =
         attribute_number(h5::read_attribute(o.ds.get(), "voxel_size", w), w, "voxel_size");
-    if (!(s.voxel_size > 0)) throw IoError(w + ": attribute voxel_size: expected > 0");
+    if (!(s.voxel_size > 0) || !std::isfinite(s.voxel_size))
+      throw IoError(w + ": attribute voxel_size: expected a finite number > 0, got " +
+                    number_text(s.voxel_size));
     const AttributeValue cls = h5::read_attribute(o.ds.get(), "class", w);
     const auto* cs = std::get_if<std::string>(&cls);
     if (!cs || (*cs != "level_set" && *cs != "density"))
       throw IoError(w + ": attribute class: expected \"level_set\" or \"density\", got " +
                     attribute_string(cls));
     s.grid_class = *cs == "level_set" ? GridClass::LevelSet : GridClass::Density;
-    if (s.grid_class == GridClass::LevelSet && H5Aexists(o.ds.get(), "background") > 0)
-      s.background =
-          attribute_number(h5::read_attribute(o.ds.get(), "background", w), w, "background") /
-          s.voxel_size;
+    if (s.grid_class == GridClass::LevelSet && H5Aexists(o.ds.get(), "background") > 0) {
+      const double band =
+          attribute_number(h5::read_attribute(o.ds.get(), "background", w), w, "background");
+      // The band's half width: a level set's background is outside it and positive (OpenVDB
+      // refuses a negative one; a NaN or 0 one wrote a level set without a band).
+      if (!(band > 0) || !std::isfinite(band))
+        throw IoError(w +
+                      ": attribute background: expected a finite number > 0 (the band's "
+                      "half width, m), got " +
+                      number_text(band));
+      s.background = band / s.voxel_size;
+    }
     return s;
   }
 };
@@ -369,16 +419,19 @@ Array<T> SequenceReader::read_frame(const std::string& path, std::size_t index) 
   // The frame as the cache numbers it (the `frame` dataset, what --frames and dd-cache info
   // show), not the 0-based index, which read one less.
   const std::vector<std::int64_t>& numbers = frames();
-  const std::string frame = index < numbers.size()
-                                ? ": frame " + std::to_string(numbers[index])
-                                : " frame index " + std::to_string(index);
-  return read_slab<T>(o.ds.get(), impl_->where(path) + frame, o.info.shape, index);
+  const std::string frame = index < numbers.size() ? ": frame " + std::to_string(numbers[index])
+                                                   : " frame index " + std::to_string(index);
+  Array<T> a = read_slab<T>(o.ds.get(), impl_->where(path) + frame, o.info.shape, index);
+  require_float32_range(a, o.info.type, impl_->where(path) + frame);
+  return a;
 }
 
 template <class T>
 Array<T> SequenceReader::read_static(const std::string& path) const {
   const auto& o = impl_->dataset(path);
-  return read_slab<T>(o.ds.get(), impl_->where(path), o.info.shape, std::nullopt);
+  Array<T> a = read_slab<T>(o.ds.get(), impl_->where(path), o.info.shape, std::nullopt);
+  require_float32_range(a, o.info.type, impl_->where(path));
+  return a;
 }
 
 Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> SequenceReader::positions(

@@ -319,6 +319,14 @@ class FrameSource {
       static_[job.color] = seq.read_static<float>("points/" + job.color);
   }
 
+  /// The faces and texture coordinates every frame's mesh gets (no points).
+  const PolygonMesh& faces() const { return faces_; }
+  /// The number of vertices the files get (the cache's, or those the faces keep).
+  Eigen::Index vertex_count() const {
+    return kept_.empty() ? static_cast<Eigen::Index>(seq_.point_count())
+                         : static_cast<Eigen::Index>(kept_.size());
+  }
+
   /// The cache's vertices at frame index `f` with the sequence's faces (Mesh) or none (Points,
   /// Particles).
   PolygonMesh mesh(std::size_t f) const {
@@ -533,8 +541,9 @@ void plan_frames(const MeshExportParams& params, const SequenceReader& seq, Expo
     for (std::int64_t f : params.frames) {
       const auto idx = seq.frame_index(f);
       if (!idx)
-        throw IoError(where + "/frame: frame " + std::to_string(f) +
-                      " is not in the cache (it has " + frames_text(seq.frames()) + ")");
+        // The cache is sound; the request is not (exit 2, as wave-edit's --frames).
+        throw UsageError("--frames: " + where + "/frame: frame " + std::to_string(f) +
+                         " is not in the cache (it has " + frames_text(seq.frames()) + ")");
       indices.push_back(*idx);
     }
   }
@@ -683,11 +692,18 @@ void plan_texture_coordinates(const MeshExportParams& params, const SequenceRead
   if (params.uv && params.uv_projection == UvProjection::Box && job.uv == UvSource::None &&
       source == ExportSource::Mesh && format != ExportFormat::Vdb && format != ExportFormat::Xdmf) {
     job.uv = UvSource::Box;
-    if (note && format == ExportFormat::Ply)
+    // The counts as for the cache's own texture coordinates (the note gave none): the projection
+    // is the rest pose's, the same for every frame.
+    if (note && format == ExportFormat::Ply) {
+      const FrameSource src(seq, job, params.input.string() + ": /sequences/" + job.sequence);
+      const SeamSplit split = split_uv_seams(src.faces(), src.vertex_count());
       note(NoteLevel::Info,
-           where +
-               ": uv_projection box: PLY holds one texture coordinate per vertex, so the vertices "
-               "on the projection's seams are copied after the cache's");
+           where + ": uv_projection box: " + std::to_string(split.seam_vertices) +
+               " vertices lie on the projection's seams and PLY holds one texture coordinate per "
+               "vertex: the " +
+               std::to_string(split.copied.size()) + " copies they need follow the " +
+               std::to_string(src.vertex_count()) + " vertices of the mesh");
+    }
     if (note && !seq.has("rest/position"))
       note(NoteLevel::Info,
            where +
@@ -743,7 +759,7 @@ void plan_level_set(const MeshExportParams& params, const SequenceReader& seq, E
         spacing =
             source == ExportSource::Mesh ? mean_edge_length(m) : mean_nearest_distance(m.points);
         how = source == ExportSource::Mesh ? "the mean edge length" : "the mean particle spacing";
-        how += " of the sequence's first frame, " + std::to_string(seq.frames()[0]);
+        how += " of frame " + std::to_string(seq.frames()[0]) + ", the sequence's first";
       }
       if (!(spacing > 0))
         throw IoError(where +
@@ -1124,6 +1140,13 @@ Job plan_job(const MeshExportParams& params, const SequenceReader& seq, ExportFo
   if (source == ExportSource::Particles && !has_points)
     throw IoError(where + "/points/position: no such dataset: source \"particles\" needs it");
   if (source == ExportSource::Grid && !has_grid) throw IoError(where + grid_problem);
+  if (source == ExportSource::Grid && seq.grid_spec(grid).voxel_size < kMinVoxelSize) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", seq.grid_spec(grid).voxel_size);
+    throw IoError(where + "/grids/" + grid + ": attribute voxel_size " + text +
+                  " m is below OpenVDB's smallest voxel size (2e-5 m), so the grid cannot "
+                  "become a level set");
+  }
   job.source = source;
   job.grid = grid;
   job.topology = topology;
@@ -1187,11 +1210,6 @@ void write_job(const MeshExportParams& params, const Provenance& prov, ExportFor
                const NoteCallback& note) {
   const std::string in = params.input.string();
   if (job.indices.empty()) return;
-  // Times go into MDD, XDMF and USDA: a damaged one is named, not written as nan.
-  for (std::size_t f : job.indices)
-    if (!std::isfinite(seq.times()[f]))
-      throw IoError(in + ": /sequences/" + job.sequence + "/time: frame " +
-                    std::to_string(seq.frames()[f]) + " has a time that is not finite");
   const auto& frames = seq.frames();
   auto metadata = [&](std::optional<std::size_t> f) {
     Metadata m{{"generator", prov.generator}};

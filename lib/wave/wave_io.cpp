@@ -28,6 +28,51 @@ using nlohmann::json;
 
 using app::number_text;
 
+namespace {
+
+/// The points of a drawn target curve (`target.file`): CSV "z,h" lines (a header line allowed)
+/// or an SVG's first polyline or path, x -> z and -y -> h times `svg_scale`; (z, h) in metres, in
+/// the file's order. Throws IoError for a file that cannot be read or holds no curve.
+std::vector<std::vector<double>> read_target_file(const std::string& name, double svg_scale) {
+  std::vector<std::vector<double>> pts;
+  std::ifstream in(name);
+  if (!in) throw IoError(name + ": cannot open (target/file)");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  const bool svg = name.size() > 4 && name.substr(name.size() - 4) == ".svg";
+  if (svg) {
+    std::vector<Eigen::Vector2d> drawn;
+    try {
+      drawn = svg_curve(text);
+    } catch (const std::invalid_argument& e) {
+      throw IoError(name + ": " + e.what());
+    }
+    for (const auto& q : drawn) pts.push_back({q.x() * svg_scale, -q.y() * svg_scale});
+  } else {
+    std::istringstream ls(text);
+    std::string line;
+    int number = 0;
+    while (std::getline(ls, line)) {
+      ++number;
+      if (line.empty() || line[0] == '#') continue;
+      std::replace(line.begin(), line.end(), ',', ' ');
+      std::istringstream vs(line);
+      double z, h;
+      if (!(vs >> z >> h)) {
+        if (pts.empty()) continue;  // a header line
+        throw IoError(name + ":" + std::to_string(number) + ": expected two numbers z, h, got \"" +
+                      line + "\"");
+      }
+      pts.push_back({z, h});
+    }
+  }
+  if (pts.empty()) throw IoError(name + ": no points in the target curve");
+  return pts;
+}
+
+}  // namespace
+
 void read_edit_params(app::ConfigReader& r, EditParams& p) {
   using namespace app;
   ConfigReader g = r.child("grid");
@@ -53,15 +98,24 @@ void read_edit_params(app::ConfigReader& r, EditParams& p) {
 
   r.get("cross_section", p.cross_section);
   ConfigReader t = r.child("target");
+  // A drawn curve becomes the points, before they are read: the resolved config (--print-config,
+  // every output's provenance) then holds the curve the run follows, where it showed the default
+  // points that the file had replaced.
+  t.get("svg_scale", p.svg_scale, positive());
+  t.get_input_file("file", p.target_file);
+  if (!p.target_file.empty()) p.target_points = read_target_file(p.target_file, p.svg_scale);
+  const auto from_file = p.target_points;
   t.get("points", p.target_points);
+  // Points beside a file would be ignored, unless they are the file's own, as a stored config
+  // records them: re-running it checks that the file still draws that curve.
+  if (!p.target_file.empty() && p.target_points != from_file)
+    t.fail("points",
+           "no points with target.file, or the points read from it (" + json_text(from_file) +
+               ", as a resolved config records them)",
+           {t.dotted("file"), t.dotted("svg_scale")});
   for (const auto& pt : p.target_points)
     if (pt.size() != 2) t.fail("points", "a list of [z, h] pairs (metres)");
   if (p.target_points.empty()) t.fail("points", "at least one [z, h] point");
-  t.get_input_file("file", p.target_file);
-  if (!p.target_file.empty() && t.has("points"))
-    t.fail("points", "no points with target.file, which gives the curve (they would be ignored)",
-           {t.dotted("file")});
-  t.get("svg_scale", p.svg_scale, positive());
   t.get("tolerance", p.target_tolerance, non_negative());
   ConfigReader s = r.child("slices");
   // At most 4096 slices: the report lists one simulation per slice in an HDF5 attribute, which
@@ -155,12 +209,7 @@ Database open_database(const io::CacheReader& cache) {
       db.frames = s.frame_count();
       db.frame_rate = s.frame_rate();
       db.frame_numbers = s.frames();
-      db.times = s.times();
-      // The edit's frames take these times: a NaN was reported on the output's time.
-      for (std::size_t f = 0; f < db.times.size(); ++f)
-        if (!std::isfinite(db.times[f]))
-          throw IoError(where + "/time: element " + std::to_string(f) + " is " +
-                        number_text(db.times[f]) + ", expected a finite time");
+      db.times = s.times();  // finite: the cache reader checks them
     } else if (s.frame_rate() != db.frame_rate || s.frame_count() != db.frames) {
       throw IoError(where + ": expected " + std::to_string(db.frames) + " frames at " +
                     std::to_string(db.frame_rate) + " fps like /sequences/" + db.names[0] +
@@ -358,44 +407,7 @@ void store_features(const std::filesystem::path& path, const WaveFeatures& f, co
 /// The target curve as (z, h) points sorted by z.
 std::vector<Eigen::Vector2d> target_curve(const EditParams& p) {
   std::vector<Eigen::Vector2d> pts;
-  if (p.target_file.empty()) {
-    for (const auto& q : p.target_points) pts.emplace_back(q[0], q[1]);
-  } else {
-    const std::string name = p.target_file;
-    std::ifstream in(name);
-    if (!in) throw IoError(name + ": cannot open (target/file)");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    const std::string text = ss.str();
-    const bool svg = name.size() > 4 && name.substr(name.size() - 4) == ".svg";
-    if (svg) {
-      std::vector<Eigen::Vector2d> drawn;
-      try {
-        drawn = svg_curve(text);
-      } catch (const std::invalid_argument& e) {
-        throw IoError(name + ": " + e.what());
-      }
-      for (const auto& q : drawn) pts.emplace_back(q.x() * p.svg_scale, -q.y() * p.svg_scale);
-    } else {
-      std::istringstream ls(text);
-      std::string line;
-      int number = 0;
-      while (std::getline(ls, line)) {
-        ++number;
-        if (line.empty() || line[0] == '#') continue;
-        std::replace(line.begin(), line.end(), ',', ' ');
-        std::istringstream vs(line);
-        double z, h;
-        if (!(vs >> z >> h)) {
-          if (pts.empty()) continue;  // a header line
-          throw IoError(name + ":" + std::to_string(number) +
-                        ": expected two numbers z, h, got \"" + line + "\"");
-        }
-        pts.emplace_back(z, h);
-      }
-    }
-    if (pts.empty()) throw IoError(name + ": no points in the target curve");
-  }
+  for (const auto& q : p.target_points) pts.emplace_back(q[0], q[1]);
   std::stable_sort(pts.begin(), pts.end(),
                    [](const auto& a, const auto& b) { return a.x() < b.x(); });
   return pts;

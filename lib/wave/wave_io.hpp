@@ -34,7 +34,9 @@ struct EditParams {
   double cross_section = 1.0;  ///< s, metres along the travel direction
   std::vector<std::vector<double>> target_points{
       {0.0, 0.16}, {0.45, 0.26}, {0.9, 0.16}};  ///< (z, h)
-  std::string target_file;     ///< CSV (z,h per line) or SVG polyline; overrides points
+  /// CSV (z,h per line) or SVG polyline; when given, read_edit_params puts its curve in
+  /// target_points (and so in the resolved config)
+  std::string target_file;
   double svg_scale = 1.0;      ///< metres per SVG unit (SVG y points down: h = −y · scale)
   int slice_count = 10;        ///< S >= 1
   double slice_spacing = 0.1;  ///< metres between slices

@@ -561,6 +561,14 @@ TEST_CASE(
   CHECK(cache.sequence("cuboid").frame_count() == 13);
   CHECK(cache.sequence("cuboid_particles").frame_count() == 13);
   CHECK(cache.shape("/elastic/cuboid/weights") == datadyn::io::Shape{13, 1, 2});
+  // The file says it is cut short, as mps-gen's kept database does (dd-cache merge warns of it).
+  const auto root = cache.attributes("/");
+  REQUIRE(root.count("incomplete") == 1);
+  const std::string incomplete = std::get<std::string>(root.at("incomplete"));
+  INFO(incomplete);
+  CHECK(incomplete.starts_with("frame 14: body 'cuboid': particle "));
+  CHECK(incomplete.ends_with(
+      ", and the frames after it were not simulated; it keeps the 13 frames before it"));
   const auto check =
       run_command(std::string(DATADYN_BIN_DIR) + "/dd-cache check -i " + out.string());
   CHECK(check.exit_code == 0);
@@ -685,4 +693,15 @@ TEST_CASE("sm-example-sim: an open OBJ body names the file and the hole, not a f
                  ": cannot fill the surface with tetrahedra: the surface is not closed: edge (") !=
       std::string::npos);
   CHECK(r.err.find("(/bodies/0/mesh/file)") != std::string::npos);
+}
+
+TEST_CASE("configs/elastic/run.sh logs only warnings and errors, as its tools run with -q") {
+  TempDir dir;
+  const auto r = run_command(std::string(DATADYN_SOURCE_DIR) + "/configs/elastic/run.sh " +
+                             DATADYN_BIN_DIR + " " + (dir / "out").string() + " twisted_cuboid");
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  // dd-cache info, which lists the bodies, printed "[info] dd-cache info 0.1.0 (2 threads)".
+  CHECK(r.err.empty());
+  CHECK(r.out.find("cuboid.pc2 cuboid.usda") != std::string::npos);
 }

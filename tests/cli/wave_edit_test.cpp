@@ -247,6 +247,46 @@ TEST_CASE("wave-edit: a drawn SVG gives the targets, and drawings it cannot read
   }
 }
 
+TEST_CASE("wave-edit: a target file's curve is the resolved config's points, in the provenance") {
+  TempDir dir;
+  write_database(dir / "db.h5", 4, 2);
+  std::ofstream(dir / "curve.csv") << "z,h\n0,0.12\n0.08,0.22\n0.16,0.12\n";
+  std::ofstream(dir / "edit.json") << config(R"(, "target": {"file": "curve.csv"})");
+  const std::string db = " -q -i " + (dir / "db.h5").string();
+  auto r = run_command(kTool + db + " -c " + (dir / "edit.json").string() + " -o " +
+                       (dir / "s.h5").string());
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  // The cache and the report showed the default points, which the file had replaced.
+  const nlohmann::json drawn = {{0.0, 0.12}, {0.08, 0.22}, {0.16, 0.12}};
+  const auto stored =
+      nlohmann::json::parse(datadyn::io::CacheReader(dir / "s.h5").provenance().config_json);
+  CHECK(stored["target"]["points"] == drawn);
+  CHECK(stored["target"]["file"] == "curve.csv");
+  const auto report = nlohmann::json::parse(std::ifstream(dir / "s.report.json"));
+  CHECK(report["provenance"]["config"]["target"]["points"] == drawn);
+  // --print-config too.
+  r = run_command(kTool + " -c " + (dir / "edit.json").string() + " --print-config");
+  REQUIRE(r.exit_code == 0);
+  CHECK(nlohmann::json::parse(r.out)["target"]["points"] == drawn);
+  // The stored config, file and points both given, reproduces the run...
+  std::ofstream(dir / "stored.json") << stored.dump();
+  r = run_command(kTool + db + " -c " + (dir / "stored.json").string() + " -o " +
+                  (dir / "again.h5").string());
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(nlohmann::json::parse(std::ifstream(dir / "again.report.json"))["slices"] ==
+        report["slices"]);
+  // ...and refuses a file that has been drawn again since, naming both keys.
+  std::ofstream(dir / "curve.csv") << "z,h\n0,0.15\n0.16,0.15\n";
+  r = run_command(kTool + db + " -c " + (dir / "stored.json").string() + " -o " +
+                  (dir / "changed.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("stored.json: /target/points: expected no points with target.file, or the "
+                   "points read from it ([[0.0,0.15],[0.16,0.15]]") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir / "changed.h5"));
+}
+
 TEST_CASE("wave-edit: shards of the frames merge into the single run's cache") {
   TempDir dir;
   write_database(dir / "db.h5", 4, 6);
@@ -298,8 +338,8 @@ TEST_CASE("wave-edit: bad databases and bad edits are clear errors that write no
   r = run_command(kTool + " -i " + (dir / "nan_time.h5").string() + " -c " +
                   (dir / "edit.json").string() + " -o " + (dir / "x.h5").string());
   CHECK(r.exit_code == 1);
-  CHECK(r.err.find("nan_time.h5: /sequences/sim_000/time: element 1 is nan, expected a finite "
-                   "time") != std::string::npos);
+  CHECK(r.err.find("nan_time.h5: /sequences/sim_000/time: element 1 (frame 2) is nan, expected "
+                   "a finite number") != std::string::npos);
 
   // A database a failed run kept: said at the start, and in the message its narrow range gives.
   write_database(dir / "cut.h5", 1, 3, 30.0, "{}",

@@ -28,7 +28,9 @@
 
 using namespace datadyn;
 using namespace datadyn::io;
+using datadyn::test::damage_chunk;
 using datadyn::test::io_error_message;
+using datadyn::test::poke_double_attribute;
 using datadyn::test::TempDir;
 
 namespace {
@@ -52,30 +54,6 @@ void write_cache(const std::filesystem::path& path) {
   for (std::size_t i = 0; i < ks.size(); ++i) ks[i] = 100.0 + std::sin(0.01 * double(i));
   w.write_array("/springs/ks", view(ks));
   w.commit();
-}
-
-/// Overwrites the middle of stored chunk `chunk` of `dataset` with a byte pattern, as a bad
-/// sector or a bit rot would: the chunk no longer inflates.
-void damage_chunk(const std::filesystem::path& file, const std::string& dataset,
-                  hsize_t chunk = 0) {
-  haddr_t address = 0;
-  hsize_t size = 0;
-  {
-    const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-    const hid_t ds = H5Dopen2(f, dataset.c_str(), H5P_DEFAULT);
-    const hid_t space = H5Dget_space(ds);
-    hsize_t offset[4] = {0, 0, 0, 0};
-    unsigned mask = 0;
-    REQUIRE(H5Dget_chunk_info(ds, space, chunk, offset, &mask, &address, &size) >= 0);
-    H5Sclose(space);
-    H5Dclose(ds);
-    H5Fclose(f);
-  }
-  REQUIRE(size > 16);
-  std::fstream io(file, std::ios::in | std::ios::out | std::ios::binary);
-  io.seekp(static_cast<std::streamoff>(address + size / 4));
-  const std::vector<char> junk(size / 2, '\x5a');
-  io.write(junk.data(), static_cast<std::streamsize>(junk.size()));
 }
 
 }  // namespace
@@ -186,7 +164,7 @@ TEST_CASE("cache check: a damaged frame chunk and a NaN are found and named") {
   datadyn::test::poke_float(dir / "t.h5", "/sequences/s/time", 2,
                             std::numeric_limits<double>::quiet_NaN());
   m = io_error_message([&] { check_cache(dir / "t.h5", {}); });
-  CHECK(m.find("t.h5: /sequences/s/time: element 2 is nan, expected a finite number") !=
+  CHECK(m.find("t.h5: /sequences/s/time: element 2 (frame 2) is nan, expected a finite number") !=
         std::string::npos);
   // So is a tool's own float array in a sequence (mps-gen's tank/position passed).
   write_cache(dir / "k.h5");
@@ -316,4 +294,88 @@ TEST_CASE("HDF5 errors: the driver's failure reads as its reason") {
   CHECK(h5::readable_error("unable to open file\n") == "unable to open file");
   CHECK(h5::readable_error("error message = 'x' without a head") ==
         "error message = 'x' without a head");
+}
+
+namespace {
+
+void write_grid_cache(const std::filesystem::path& path) {
+  GridSpec spec;
+  spec.nx = 8;
+  spec.ny = 4;
+  spec.nz = 2;
+  spec.voxel_size = 0.1;
+  CacheWriter w(path, {"check_test 0", "check_test", "{}", ""});
+  auto& s = w.add_sequence("g", {24.0, 3});
+  s.declare_grid("surface", spec);
+  std::vector<float> phi(8 * 4 * 2, 0.05f);
+  s.append_frame(1, 0.0, {{"grids/surface", view(phi, {2, 4, 8})}});
+  w.commit();
+}
+
+}  // namespace
+
+TEST_CASE("cache reader: attributes and values the format cannot hold are refused, named") {
+  TempDir dir;
+  constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  const auto open_message = [&](const std::string& file) {
+    return io_error_message(
+        [&] { (void)CacheReader(dir / file).sequence(file[0] == 'g' ? "g" : "s"); });
+  };
+  // An infinite frame rate went into a USDA's timeCodesPerSecond with exit 0.
+  write_cache(dir / "r.h5");
+  poke_double_attribute(dir / "r.h5", "/sequences/s", "frame_rate", inf);
+  std::string m = open_message("r.h5");
+  CHECK(m.find("r.h5: /sequences/s: attribute frame_rate: expected a finite number > 0, got inf") !=
+        std::string::npos);
+  // A NaN time is refused by every reader, not only by the check (spring-fit fit and
+  // cloth-train train ran on it).
+  write_cache(dir / "t.h5");
+  datadyn::test::poke_float(dir / "t.h5", "/sequences/s/time", 2, nan);
+  m = open_message("t.h5");
+  CHECK(m.find("t.h5: /sequences/s/time: element 2 (frame 2) is nan, expected a finite number") !=
+        std::string::npos);
+  // A float64 array of another writer holding 1e300: finite as a double, so it reached an OBJ
+  // as "v 1e+300 ..." and a fit as an rms error of inf.
+  {
+    CacheWriter w(dir / "h.h5", {"check_test 0", "check_test", "{}", ""});
+    auto& s = w.add_sequence("s", {24.0, 3});
+    Points3 x = Points3::Zero(5, 3);
+    s.append_frame(1, 0.0, {{"points/position", view(x)}});
+    const std::vector<double> mass(5, 1.0);
+    s.write_static("points/mass", view(mass));
+    w.commit();
+  }
+  datadyn::test::poke_float(dir / "h.h5", "/sequences/s/points/mass", 3, 1e300);
+  m = io_error_message(
+      [&] { (void)CacheReader(dir / "h.h5").sequence("s").read_static<double>("points/mass"); });
+  CHECK(m.find("h.h5: /sequences/s/points/mass: item 3 is 1e+300, beyond float32's range") !=
+        std::string::npos);
+  m = io_error_message([&] { check_cache(dir / "h.h5", {}); });
+  CHECK(m.find("/sequences/s/points/mass: item 3 is 1e+300") != std::string::npos);
+  // A grid's voxel size, band and origin: OpenVDB failed on them with its own words ("Inversion
+  // of singular 4x4 matrix"), or wrote a level set with a NaN background.
+  const std::string grid = "/sequences/g/grids/surface";
+  struct Case {
+    const char* attribute;
+    double value;
+    const char* expected;
+  };
+  for (const Case& c :
+       {Case{"voxel_size", inf, "attribute voxel_size: expected a finite number > 0, got inf"},
+        Case{"voxel_size", 0.0, "attribute voxel_size: expected a finite number > 0, got 0"},
+        Case{"background", nan,
+             "attribute background: expected a finite number > 0 (the band's half width, m), got "
+             "nan"},
+        Case{"background", -1.0, "got -1"}, Case{"background", 0.0, "got 0"}}) {
+    CAPTURE(c.attribute);
+    CAPTURE(c.value);
+    write_grid_cache(dir / "g.h5");
+    poke_double_attribute(dir / "g.h5", grid, c.attribute, c.value);
+    m = open_message("g.h5");
+    CHECK(m.find("g.h5: " + grid + ": attribute " + c.attribute) != std::string::npos);
+    CHECK(m.find(c.expected) != std::string::npos);
+  }
+  write_grid_cache(dir / "g.h5");
+  CHECK_NOTHROW((void)CacheReader(dir / "g.h5").sequence("g"));
 }

@@ -9,6 +9,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <optional>
 #include <set>
 
@@ -16,6 +17,7 @@
 #include "core/types.hpp"
 #include "io/cache.hpp"
 #include "support/file_bytes.hpp"
+#include "support/h5_poke.hpp"
 #include "support/io_error.hpp"
 #include "support/temp_dir.hpp"
 
@@ -170,6 +172,35 @@ TEST_CASE("cache merge: shards that overlap or disagree are refused, naming file
   m = io_error_message([&] { merge_caches({dir / "p1.h5", dir / "bad.h5"}, dir / "m.h5", same); });
   CHECK(m.find("bad.h5") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(dir / "m.h5"));
+}
+
+TEST_CASE(
+    "cache merge: a shard with a damaged chunk or a NaN is refused, naming it and the frame") {
+  // The copy moves chunks undecoded: both went into a merged cache that took its name, exit 0.
+  FixedClock clock;
+  TempDir dir;
+  const auto same = [](const std::string& l) { return l; };
+  write_run(dir / "p1.h5", "tool", 1, 3);
+  write_run(dir / "p2.h5", "tool", 4, 6);
+  datadyn::test::damage_chunk(dir / "p2.h5", "/sequences/b/points/position", 1);
+  std::string m = io_error_message([&] {
+    merge_caches({dir / "p1.h5", dir / "p2.h5"}, dir / "m.h5", same);
+  });
+  INFO(m);
+  CHECK(m.find((dir / "p2.h5").string() + ": /sequences/b/points/position: cannot read frame 5") !=
+        std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir / "m.h5"));
+  write_run(dir / "p2.h5", "tool", 4, 6);
+  datadyn::test::poke_float(dir / "p2.h5", "/sequences/a/points/position", 3 * 40 * 2 + 5,
+                            std::numeric_limits<double>::quiet_NaN());
+  m = io_error_message([&] { merge_caches({dir / "p1.h5", dir / "p2.h5"}, dir / "m.h5", same); });
+  CHECK(m.find((dir / "p2.h5").string() +
+               ": /sequences/a/points/position: frame 6 holds NaN or infinity") !=
+        std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir / "m.h5"));
+  // The sound shards merge.
+  write_run(dir / "p2.h5", "tool", 4, 6);
+  CHECK_NOTHROW(merge_caches({dir / "p1.h5", dir / "p2.h5"}, dir / "m.h5", same));
 }
 
 TEST_CASE("cache merge: static arrays must agree between shards") {

@@ -259,7 +259,9 @@ TEST_CASE("export: the automatic voxel size is the sequence's, whatever frames a
     return std::string("no note");
   };
   const std::string all = voxel_note({1, 2, 3}, "all.####.obj");
-  CHECK(all.find("of the sequence's first frame, 1") != std::string::npos);
+  // The frame named as a frame (it read "... of the sequence's first frame, 1)").
+  CHECK(all.find("(half the mean particle spacing of frame 1, the sequence's first)") !=
+        std::string::npos);
   CHECK(voxel_note({3}, "late.####.obj") == all);
   CHECK(voxel_note({2, 3}, "mid.####.obj") == all);
   // mps-gen's caches carry their lattice spacing as l0: half of it.
@@ -483,7 +485,7 @@ TEST_CASE("export: bad input fails before any file is written, naming file, data
   CHECK_THROWS_WITH_AS(export_cache(p, kProvenance),
                        doctest::Contains("/sequences/cloth/frame: frame 9 is not in the cache "
                                          "(it has 1-4)"),
-                       IoError);
+                       UsageError);
   // An attribute that is not there.
   p = fx.params("c.####.ply", "cloth");
   p.attributes = {"stifness"};
@@ -566,6 +568,17 @@ TEST_CASE("export: a tetrahedral mesh's files hold its surface vertices only, in
                   "/sequences/core: the files hold the 8 vertices of the boundary surface, in the "
                   "cache's order; the 1 that no boundary face uses (inside the tetrahedral "
                   "mesh) are left out") != notes.end());
+}
+
+TEST_CASE("export: a grid with a voxel below OpenVDB's smallest is named before any file") {
+  // Its level set failed at the first frame with OpenVDB's "Non-zero scale values required".
+  Fixture fx;
+  test::poke_double_attribute(fx.cache, "/sequences/water/grids/surface", "voxel_size", 1e-6);
+  CHECK_THROWS_WITH_AS(export_cache(fx.params("water.####.vdb", "water"), kProvenance),
+                       doctest::Contains("in.h5: /sequences/water/grids/surface: attribute "
+                                         "voxel_size 1e-06 m is below OpenVDB's smallest"),
+                       IoError);
+  CHECK(fx.files().empty());
 }
 
 TEST_CASE("export: an XDMF sidecar points into the cache, one grid per exported frame") {
@@ -827,10 +840,12 @@ TEST_CASE("export: uv_projection box gives a mesh without texture coordinates th
       CHECK(ply.vertex.at("x")[r] ==
             static_cast<float>(first.v[static_cast<std::size_t>(first.f[t][c])][0]));
     }
+  // With the counts, as for the cache's own seams (the note gave none): the cube's 8 corners
+  // are each on three tiles, so each needs two copies.
   REQUIRE(notes.size() == 1);
-  CHECK(notes[0].find("/sequences/body: uv_projection box: PLY holds one texture coordinate per "
-                      "vertex, so the vertices on the projection's seams are copied") !=
-        std::string::npos);
+  CHECK(notes[0].find("/sequences/body: uv_projection box: 8 vertices lie on the projection's "
+                      "seams and PLY holds one texture coordinate per vertex: the 16 copies they "
+                      "need follow the 8 vertices of the mesh") != std::string::npos);
   // A level set's mesh has new faces every frame: the projection is not applied, and a note
   // says so (it was ignored silently).
   notes.clear();
