@@ -57,23 +57,36 @@ std::string cloth_json(const ClothParams& params) {
   return app::json_dump(reader.resolved());
 }
 
+/// The parameters of the run `seq` from its cloth_json, checked against what the sequence holds:
+/// its points are the nx x ny grid, and its stored topology/quads (indices checked by the reader)
+/// are that grid's cells. Every reader of a run (train, upscale's miniature, evaluate) builds
+/// the grid from these parameters, so a damaged run is refused here, naming the file and object.
 ClothParams params_of(const io::SequenceReader& seq, const std::string& file) {
   const auto attrs = seq.attributes();
   const auto it = attrs.find("cloth_json");
+  const std::string where = file + ": /sequences/" + seq.name();
   if (it == attrs.end() || !std::holds_alternative<std::string>(it->second))
-    throw IoError(file + ": /sequences/" + seq.name() +
-                  ": no string attribute cloth_json (not written by cloth-train simulate)");
+    throw IoError(where + ": no string attribute cloth_json (not written by cloth-train simulate)");
   ClothParams p;
   try {
-    auto reader = app::ConfigReader::from_json(json::parse(std::get<std::string>(it->second)),
-                                               file + ": /sequences/" + seq.name() + "@cloth_json");
+    // The central parser: bad JSON is named by its attribute (it was the library's own text),
+    // and a deep nesting is refused instead of overflowing the stack.
+    auto reader = app::ConfigReader::from_json(
+        app::parse_json_text(std::get<std::string>(it->second), where + "@cloth_json"),
+        where + "@cloth_json");
     read_cloth_params(reader, p);
     reader.finish();
   } catch (const ConfigError& e) {
     throw IoError(e.what());
-  } catch (const json::exception& e) {
-    throw IoError(file + ": /sequences/" + seq.name() + "@cloth_json: " + e.what());
   }
+  const auto grid = static_cast<std::size_t>(p.nx) * static_cast<std::size_t>(p.ny);
+  if (seq.point_count() != grid)
+    throw IoError(where + ": " + std::to_string(seq.point_count()) +
+                  " points, but its cloth_json " + "describes a " + std::to_string(p.nx) + " x " +
+                  std::to_string(p.ny) + " grid (" + std::to_string(grid) + " points)");
+  if (seq.has("topology/quads") && seq.topology("quads") != grid_quads(p))
+    throw IoError(where + "/topology/quads: not the cells of the " + std::to_string(p.nx) + " x " +
+                  std::to_string(p.ny) + " grid its cloth_json describes (a damaged run)");
   return p;
 }
 
@@ -573,27 +586,98 @@ std::vector<ClothParams> expand_runs(const ClothConfig& c) {
 // ---------------------------------------------------------------------------------------------
 // Model file
 
+namespace {
+
+/// Attribute `key` of the object `where` names ("model.h5: /model"), of type T: IoError naming it
+/// and what was expected when it is missing or of another type (a silent default upscaled with
+/// another network than the one trained).
+template <class T>
+T required_attribute(const io::Attributes& a, const std::string& where, const std::string& key,
+                     const std::string& expected) {
+  const auto it = a.find(key);
+  if (it == a.end()) throw IoError(where + "@" + key + ": missing, expected " + expected);
+  if (!std::holds_alternative<T>(it->second))
+    throw IoError(where + "@" + key + ": expected " + expected + ", got " +
+                  io::attribute_string(it->second));
+  return std::get<T>(it->second);
+}
+
+/// A flag of the model (features_local, features_residual): 0 or 1.
+bool model_flag(const io::Attributes& a, const std::string& where, const std::string& key) {
+  const std::string expected = "0 or 1 (" + key + " of the training)";
+  const auto v = required_attribute<std::int64_t>(a, where, key, expected);
+  if (v != 0 && v != 1)
+    throw IoError(where + "@" + key + ": expected " + expected + ", got " + std::to_string(v));
+  return v == 1;
+}
+
+}  // namespace
+
 UpscaleModel read_model(const std::filesystem::path& path) {
   io::CacheReader r(path);
   if (!r.exists("/model"))
     throw IoError(path.string() + ": /model: missing (not written by cloth-train train)");
   const auto a = r.attributes("/model");
+  const std::string where = path.string() + ": /model";
   UpscaleModel m;
-  const auto sizes64 = attribute_or<std::vector<std::int64_t>>(a, "sizes", {});
-  if (sizes64.size() < 2)
-    throw IoError(path.string() + ": /model@sizes: expected >= 2 layer sizes");
+  const auto activation =
+      required_attribute<std::string>(a, where, "activation", "\"relu\" (the only one)");
+  if (activation != "relu")
+    throw IoError(where + "@activation: expected \"relu\" (the only one), got \"" + activation +
+                  "\"");
+  m.factor = static_cast<int>(
+      required_attribute<std::int64_t>(a, where, "dsds_factor", "a DSDS factor of 2, 3 or 4"));
+  if (m.factor < 2 || m.factor > 4)
+    throw IoError(where + "@dsds_factor: expected a DSDS factor of 2, 3 or 4, got " +
+                  std::to_string(m.factor));
+  m.options.local = model_flag(a, where, "features_local");
+  m.options.residual = model_flag(a, where, "features_residual");
+  m.miniature =
+      required_attribute<std::string>(a, where, "train_miniature", "\"dsds\" or \"simulated\"");
+  if (m.miniature != "dsds" && m.miniature != "simulated")
+    throw IoError(where + "@train_miniature: expected \"dsds\" or \"simulated\", got \"" +
+                  m.miniature + "\"");
+  const auto best = required_attribute<std::int64_t>(a, where, "best_epoch", "an epoch >= 0");
+  if (best < 0 || best > std::numeric_limits<int>::max())
+    throw IoError(where + "@best_epoch: expected an epoch >= 0, got " + std::to_string(best));
+  m.best_epoch = static_cast<int>(best);
+  for (const auto& [key, list] : {std::pair{"train_sequences", &m.train_sequences},
+                                  std::pair{"test_sequences", &m.test_sequences}})
+    if (a.count(key))
+      *list = required_attribute<std::vector<std::string>>(a, where, key, "a list of run names");
+  // The sizes are checked against the stored layers before anything is allocated: sizes of
+  // 36 1000000000 64 64 27 asked for 100 GB and ended "out of memory" naming no file.
+  const int outputs = 3 * (m.factor + 1) * (m.factor + 1);
+  const std::string sizes_expected =
+      "layer sizes from 36 inputs to 3 (f+1)^2 = " + std::to_string(outputs) +
+      " outputs (dsds_factor " + std::to_string(m.factor) + ")";
+  const auto sizes64 =
+      required_attribute<std::vector<std::int64_t>>(a, where, "sizes", sizes_expected);
+  if (sizes64.size() < 2 || sizes64.front() != 36 || sizes64.back() != outputs ||
+      std::any_of(sizes64.begin(), sizes64.end(),
+                  [](std::int64_t n) { return n < 1 || n > std::numeric_limits<int>::max(); }))
+    throw IoError(where + "@sizes: expected " + sizes_expected + ", got " +
+                  io::attribute_string(sizes64));
   const std::vector<int> sizes(sizes64.begin(), sizes64.end());
-  m.factor = static_cast<int>(attribute_or<std::int64_t>(a, "dsds_factor", 0));
-  if (m.factor < 1) throw IoError(path.string() + ": /model@dsds_factor: expected an integer >= 1");
-  m.options.local = attribute_or<std::int64_t>(a, "features_local", 0) != 0;
-  m.options.residual = attribute_or<std::int64_t>(a, "features_residual", 0) != 0;
-  m.miniature = attribute_or<std::string>(a, "train_miniature", "dsds");
-  m.best_epoch = static_cast<int>(attribute_or<std::int64_t>(a, "best_epoch", 0));
-  m.train_sequences = attribute_or<std::vector<std::string>>(a, "train_sequences", {});
-  m.test_sequences = attribute_or<std::vector<std::string>>(a, "test_sequences", {});
-  if (sizes.front() != 36 || sizes.back() != 3 * (m.factor + 1) * (m.factor + 1))
-    throw IoError(path.string() + ": /model@sizes: expected 36 inputs and 3 (f+1)^2 = " +
-                  std::to_string(3 * (m.factor + 1) * (m.factor + 1)) + " outputs");
+  for (std::size_t l = 0; l + 1 < sizes.size(); ++l) {
+    const std::string g = "/model/layer_" + std::to_string(l);
+    const io::Shape weight{static_cast<std::size_t>(sizes[l + 1]),
+                           static_cast<std::size_t>(sizes[l])};
+    const io::Shape bias{static_cast<std::size_t>(sizes[l + 1])};
+    for (const auto& [dataset, expected] :
+         {std::pair{g + "/weight", weight}, std::pair{g + "/bias", bias}})
+      if (!r.exists(dataset))
+        throw IoError(path.string() + ": " + dataset + ": missing, but /model@sizes " +
+                      io::attribute_string(sizes64) + " has " + std::to_string(sizes.size() - 1) +
+                      " layers");
+      else if (const io::Shape got = r.shape(dataset); got != expected)
+        throw IoError(path.string() + ": " + dataset + ": expected " + io::shape_string(expected) +
+                      " as /model@sizes " + io::attribute_string(sizes64) + " says, got " +
+                      io::shape_string(got));
+  }
+  if (r.exists("/model/layer_" + std::to_string(sizes.size() - 1)))
+    throw IoError(path.string() + ": /model/layer_" + std::to_string(sizes.size() - 1) +
+                  ": one layer more than /model@sizes " + io::attribute_string(sizes64) + " has");
   // A NaN weight passed through the ReLUs as a silently different upscaling (exit 0).
   const auto require_finite = [&](const auto& values, const std::string& dataset) {
     for (std::size_t i = 0; i < values.size(); ++i)
@@ -605,15 +689,8 @@ UpscaleModel read_model(const std::filesystem::path& path) {
   Eigen::Index o = 0;
   for (std::size_t l = 0; l + 1 < sizes.size(); ++l) {
     const std::string g = "/model/layer_" + std::to_string(l);
-    const auto w = r.read_array<float>(g + "/weight");
+    const auto w = r.read_array<float>(g + "/weight");  // shapes checked above
     const auto b = r.read_array<float>(g + "/bias");
-    if (w.shape !=
-            io::Shape{static_cast<std::size_t>(sizes[l + 1]), static_cast<std::size_t>(sizes[l])} ||
-        b.shape != io::Shape{static_cast<std::size_t>(sizes[l + 1])})
-      throw IoError(path.string() + ": " + g + ": expected weight [" +
-                    std::to_string(sizes[l + 1]) + ", " + std::to_string(sizes[l]) +
-                    "] and bias [" + std::to_string(sizes[l + 1]) + "], got " +
-                    io::shape_string(w.shape) + " and " + io::shape_string(b.shape));
     require_finite(w.data, g + "/weight");
     require_finite(b.data, g + "/bias");
     const Eigen::MatrixXf wm = w.matrix();  // column-major copy: the flat layout of Mlp
@@ -735,16 +812,26 @@ learn::TrainResult read_checkpoint(const std::filesystem::path& path, const Upsc
   s.best_loss = attribute_or<double>(a, "best_loss", 0.0);
   s.since_best = static_cast<int>(attribute_or<std::int64_t>(a, "since_best", -1));
   if (s.epoch < 1 || s.adam_steps < 0 || s.since_best < 0 || s.batch_rng.empty() ||
-      m.history.size() != static_cast<std::size_t>(s.epoch))
+      std::isnan(s.best_loss) || m.history.size() != static_cast<std::size_t>(s.epoch))
     throw IoError(where +
-                  "/checkpoint: epoch, adam_steps, since_best, batch_rng or the loss "
-                  "history missing or inconsistent");
+                  "/checkpoint: epoch, adam_steps, since_best, batch_rng, best_loss or the "
+                  "loss history missing or inconsistent");
   const auto n = static_cast<std::size_t>(m.network.parameters().size());
   auto floats = [&](const std::string& name) {
-    const auto arr = r.read_array<float>("/checkpoint/" + name);
-    if (arr.size() != n)
-      throw IoError(where + "/checkpoint/" + name + ": expected " + std::to_string(n) +
-                    " values, got " + io::shape_string(arr.shape));
+    const std::string dataset = "/checkpoint/" + name;
+    if (const io::Shape shape = r.shape(dataset); shape != io::Shape{n})
+      throw IoError(where + dataset + ": expected " + std::to_string(n) + " values, got " +
+                    io::shape_string(shape));
+    const auto arr = r.read_array<float>(dataset);
+    // A NaN weight or moment trained on as NaN, and the run ended "diverged" as if the training
+    // had; Adam's second moments are squares.
+    for (std::size_t i = 0; i < n; ++i)
+      if (!std::isfinite(arr.data[i]) || (name == "adam_v" && arr.data[i] < 0.0f))
+        throw IoError(
+            where + dataset + ": element " + std::to_string(i) + " is " +
+            format("%g", arr.data[i]) +
+            (name == "adam_v" ? ", expected a finite number >= 0" : ", expected a finite number") +
+            " (a damaged checkpoint; delete it or set train.resume=false)");
     return Eigen::VectorXf(
         Eigen::Map<const Eigen::VectorXf>(arr.data.data(), static_cast<Eigen::Index>(n)));
   };
@@ -949,8 +1036,8 @@ learn::TrainResult resume_from(const app::Context& ctx, const ClothConfig& confi
       for (const char* k : {"max_epochs", "checkpoint_every", "resume"}) j["train"].erase(k);
     return j;
   };
-  const json was = comparable(
-      json::parse(io::CacheReader(checkpoint_path).provenance().config_json, nullptr, false));
+  const json was =
+      comparable(app::parse_json(io::CacheReader(checkpoint_path).provenance().config_json));
   const json now = comparable(ctx.resolved_config());
   if (was.is_discarded() || was != now) {
     const json patch = was.is_discarded() ? json::array() : json::diff(was, now);

@@ -83,6 +83,9 @@ struct UpscaleModel {
   std::vector<learn::EpochReport> history;
   int best_epoch = 0;
 };
+/// The model under /model of `path`, checked as it is read: every attribute train writes (IoError
+/// naming file@attribute when missing or not a value train writes), the sizes against the stored
+/// layers' shapes before anything is allocated, every weight and statistic finite.
 UpscaleModel read_model(const std::filesystem::path& path);
 
 void run_simulate(app::Context& ctx, const ClothConfig& config);

@@ -826,6 +826,46 @@ class TargetFrames {
   std::size_t read_ = 0;
 };
 
+/// The largest ks (1/s^2) and kd (1/s) a springs cache may hold: fit's bound (fit.ks_max,
+/// fit.kd_max), rigid at any frame rate. 1e300 overflowed the integration, and the run stopped
+/// at a non-finite output frame, naming the output instead of the springs.
+constexpr double kMaxSpring = 1e12;
+
+/// /springs/<name> of a springs cache ("ks" or "kd"), checked before it is read: a float64 [N]
+/// dataset, one value per vertex of the animation `animation` (file and sequence, for the
+/// message), each in [0, kMaxSpring]. IoError naming the file and dataset otherwise.
+Eigen::VectorXd read_spring_constants(const io::CacheReader& cache, const std::string& name,
+                                      Eigen::Index N, const std::string& animation) {
+  const std::string file = cache.path().string(), dataset = "/springs/" + name;
+  if (!cache.exists(dataset))
+    throw IoError(file + ": " + dataset +
+                  ": no such dataset; a springs cache from `spring-fit fit` holds /springs/ks "
+                  "and /springs/kd, float64 [N] with one spring per vertex");
+  const io::Shape shape = cache.shape(dataset);  // a group or a string is refused here
+  if (shape.size() != 1)
+    throw IoError(file + ": " + dataset + ": expected float64 [N], one spring per vertex, got " +
+                  io::shape_string(shape));
+  if (static_cast<Eigen::Index>(shape[0]) != N)
+    throw IoError(file + ": " + dataset + ": " + std::to_string(shape[0]) + " springs, but " +
+                  animation + " has " + std::to_string(N) + " vertices");
+  const auto values = cache.read_array<double>(dataset);
+  for (std::size_t v = 0; v < values.data.size(); ++v)
+    if (!(values.data[v] >= 0.0 && values.data[v] <= kMaxSpring))
+      throw IoError(file + ": " + dataset + ": vertex " + std::to_string(v) + " has " +
+                    app::number_text(values.data[v]) + ", expected a number in [0, 1e12] " +
+                    (name == "ks" ? "1/s^2" : "1/s") + " (what `spring-fit fit` writes)");
+  return Eigen::Map<const Eigen::VectorXd>(values.data.data(), N);
+}
+
+/// The springs of a springs cache for an animation of N vertices (`animation` names it), each
+/// dataset checked (read_spring_constants).
+Springs read_springs(const io::CacheReader& cache, Eigen::Index N, const std::string& animation) {
+  Springs springs;
+  springs.ks = read_spring_constants(cache, "ks", N, animation);
+  springs.kd = read_spring_constants(cache, "kd", N, animation);
+  return springs;
+}
+
 /// The frame numbers of frame indices (ascending).
 std::vector<std::int64_t> frame_numbers(const LoadedSequence& seq,
                                         const std::vector<std::size_t>& frames) {
@@ -838,10 +878,18 @@ std::vector<std::int64_t> frame_numbers(const LoadedSequence& seq,
 
 void run_apply(app::Context& ctx) {
   const auto c = ctx.config<ApplyConfig>(read_apply_config);
+  // A third cache was opened and refused only as a second of its kind, or not at all.
+  if (ctx.inputs().size() > 2)
+    throw UsageError(
+        "-i/--input: apply reads two caches, an animation and a springs cache (from "
+        "`spring-fit fit`), got " +
+        std::to_string(ctx.inputs().size()) + " files");
   std::optional<std::filesystem::path> springs_file, anim_file;
   for (const auto& in : ctx.inputs()) {
     io::CacheReader cache(in);
-    const bool springs = cache.exists("/springs/ks");
+    // By its group: a springs cache without /springs/ks was taken for an animation, and its
+    // missing sequence named instead.
+    const bool springs = cache.exists("/springs");
     // An animation cache without the sequence the config names: said as fit says it, naming the
     // key (it said "neither an animation cache nor a springs cache").
     if (!springs && !cache.sequence_names().empty())
@@ -869,17 +917,9 @@ void run_apply(app::Context& ctx) {
   require_sequence(anim, c.target_sequence, "target_sequence");
   const io::SequenceReader target_reader = anim.sequence(c.target_sequence);
   const LoadedSequence target = sequence_header(anim, target_reader, c.target_sequence);
-  Springs springs;
-  springs.ks = springs_cache.read_array<double>("/springs/ks").matrix().col(0);
-  springs.kd = springs_cache.read_array<double>("/springs/kd").matrix().col(0);
   const Eigen::Index N = target.points;
-  if (springs.ks.size() != N || springs.kd.size() != N)
-    throw IoError(springs_file->string() + ": /springs/ks: " + std::to_string(springs.ks.size()) +
-                  " springs, but " + anim_file->string() + ": /sequences/" + c.target_sequence +
-                  " has " + std::to_string(N) + " vertices");
-  if (!springs.ks.allFinite() || !springs.kd.allFinite() || springs.ks.minCoeff() < 0 ||
-      springs.kd.minCoeff() < 0)
-    throw IoError(springs_file->string() + ": /springs: expected finite ks, kd >= 0");
+  Springs springs =
+      read_springs(springs_cache, N, anim_file->string() + ": /sequences/" + c.target_sequence);
   // The same vertex count is not the same mesh: a re-export with its vertices in another order
   // got every vertex another's spring, silently. The faces the springs were fitted on must be
   // the animation's (a moved or re-posed character keeps them).

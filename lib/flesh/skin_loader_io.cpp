@@ -2,8 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
 #include <functional>
+#include <optional>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include <assimp/postprocess.h>
 #include <assimp/scene.h>
@@ -21,6 +26,71 @@ void check_start(const std::filesystem::path& path, double start, double duratio
   throw UsageError("motion.start: " + std::to_string(start) + " s is at or past the end of " +
                    path.string() + "'s first animation (" + std::to_string(duration) +
                    " s); expected a start within it");
+}
+
+/// The MOTION header of a BVH file (one that starts with HIERARCHY), checked before assimp reads
+/// it: "Frames:" a whole number from 1 to the count of values after the header (each frame holds
+/// one per channel), "Frame Time:" seconds per frame in [1e-6, 1000]. assimp took a frame time of
+/// 0 or -1 (the motion then sampled at an infinite or negative rate, exit 0) and reserved
+/// memory for "Frames: -4" read as 4e9 ("std::bad_alloc"). Throws IoError naming the file and
+/// the line as assimp names its own parse errors; a header laid out otherwise is left to assimp.
+void check_bvh_motion_header(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  const auto tokens = [](const std::string& line) {
+    std::istringstream words(line);
+    std::vector<std::string> out;
+    for (std::string w; words >> w;) out.push_back(w);
+    return out;
+  };
+  std::size_t k = 0;
+  while (k < lines.size() && tokens(lines[k]).empty()) ++k;
+  if (k == lines.size() || tokens(lines[k])[0] != "HIERARCHY") return;  // not a BVH
+  while (k < lines.size() && (tokens(lines[k]).empty() || tokens(lines[k])[0] != "MOTION")) ++k;
+  const auto fail = [&](std::size_t line, const std::string& what) {
+    const std::string name = path.string();
+    throw IoError(name + ": cannot read the motion: " + name + ":" + std::to_string(line + 1) +
+                  " - " + what);
+  };
+  // The header's two lines and the number in each; nullopt where it is laid out otherwise.
+  const auto value = [&](std::size_t line, std::size_t words) -> std::optional<std::string> {
+    if (line >= lines.size()) return std::nullopt;
+    const auto t = tokens(lines[line]);
+    if (t.size() != words + 1) return std::nullopt;
+    return t.back();
+  };
+  const auto number = [](const std::string& text) -> std::optional<double> {
+    char* end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    if (end == text.c_str() || *end != '\0') return std::nullopt;
+    return v;
+  };
+  const auto next_line = [&](std::size_t l) {  // the first line after l with a word
+    ++l;
+    while (l < lines.size() && tokens(lines[l]).empty()) ++l;
+    return l;
+  };
+  const std::size_t frames_line = next_line(k), time_line = next_line(frames_line);
+  if (frames_line >= lines.size() || tokens(lines[frames_line])[0] != "Frames:") return;
+  const auto frames_text = value(frames_line, 1);
+  const auto frames = frames_text ? number(*frames_text) : std::nullopt;
+  if (!frames) return;  // assimp names what it found
+  std::size_t values = 0;
+  for (std::size_t l = time_line + 1; l < lines.size(); ++l) values += tokens(lines[l]).size();
+  if (!(*frames >= 1 && *frames <= static_cast<double>(std::max<std::size_t>(values, 1)) &&
+        *frames == std::floor(*frames)))
+    fail(frames_line, "Frames is " + *frames_text +
+                          ", expected a whole number of frames from 1 to the " +
+                          std::to_string(values) + " values that follow the header");
+  const auto t = tokens(time_line < lines.size() ? lines[time_line] : std::string());
+  if (t.size() < 2 || t[0] != "Frame" || t[1] != "Time:") return;
+  const auto time_text = value(time_line, 2);
+  const auto time = time_text ? number(*time_text) : std::nullopt;
+  if (!time) return;
+  if (!(*time >= 1e-6 && *time <= 1e3))
+    fail(time_line, "Frame Time is " + *time_text +
+                        ", expected seconds per frame in [1e-06, 1000] (0.0333333 for 30 fps)");
 }
 
 /// The tick of the animation's first key. Times are counted from it: assimp starts an FBX take at
@@ -286,6 +356,7 @@ LoadedSkin load_skin(const std::filesystem::path& path, double time) {
 ChainMotion load_chain_motion(const std::filesystem::path& path, const std::string& root,
                               const std::vector<std::string>& joints, double scale, double start,
                               double frame_rate, int frames) {
+  check_bvh_motion_header(path);
   Assimp::Importer importer;
   const aiScene* scene = importer.ReadFile(path.string(), 0);
   if (!scene || !scene->mRootNode)

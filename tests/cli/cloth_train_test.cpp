@@ -7,9 +7,14 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <functional>
+#include <limits>
 #include <regex>
 #include <thread>
+#include <variant>
+#include <vector>
 
+#include <hdf5.h>
 #include <nlohmann/json.hpp>
 
 #include "core/types.hpp"
@@ -30,6 +35,59 @@ const std::string kTool = std::string(DATADYN_BIN_DIR) + "/cloth-train";
 const std::string kSmall =
     " -q --set cloth.nx=9 --set cloth.ny=9 --set cloth.spacing=0.1 --set cloth.frames=20"
     " --set runs.mass=0.008,0.01,0.012 --set train.max_epochs=4 --set train.batch_size=300";
+
+/// Damage to an HDF5 object of an existing file, through the HDF5 C API (the cache writer writes
+/// only sound files): attribute `name` of `object` set to `value` (replacing it), or removed.
+void set_attribute(const std::filesystem::path& file, const std::string& object,
+                   const std::string& name, const datadyn::io::AttributeValue& value) {
+  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  REQUIRE(f >= 0);
+  const hid_t o = H5Oopen(f, object.c_str(), H5P_DEFAULT);
+  REQUIRE(o >= 0);
+  if (H5Aexists(o, name.c_str()) > 0) H5Adelete(o, name.c_str());
+  if (const auto* text = std::get_if<std::string>(&value)) {
+    const hid_t type = H5Tcopy(H5T_C_S1);
+    H5Tset_size(type, H5T_VARIABLE);
+    const hid_t space = H5Screate(H5S_SCALAR);
+    const hid_t a = H5Acreate2(o, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT);
+    const char* c = text->c_str();
+    CHECK(H5Awrite(a, type, &c) >= 0);
+    H5Aclose(a);
+    H5Sclose(space);
+    H5Tclose(type);
+  } else {
+    std::vector<long long> numbers;
+    if (const auto* one = std::get_if<std::int64_t>(&value)) numbers.push_back(*one);
+    for (const std::int64_t n : std::get_if<std::vector<std::int64_t>>(&value)
+                                    ? std::get<std::vector<std::int64_t>>(value)
+                                    : std::vector<std::int64_t>{})
+      numbers.push_back(n);
+    REQUIRE(!numbers.empty());
+    const hsize_t n = numbers.size();
+    const hid_t space = std::holds_alternative<std::int64_t>(value)
+                            ? H5Screate(H5S_SCALAR)
+                            : H5Screate_simple(1, &n, nullptr);
+    const hid_t a = H5Acreate2(o, name.c_str(), H5T_STD_I64LE, space, H5P_DEFAULT, H5P_DEFAULT);
+    CHECK(H5Awrite(a, H5T_NATIVE_LLONG, numbers.data()) >= 0);
+    H5Aclose(a);
+    H5Sclose(space);
+  }
+  H5Oclose(o);
+  H5Fclose(f);
+}
+void remove_attribute(const std::filesystem::path& file, const std::string& object,
+                      const std::string& name) {
+  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  REQUIRE(f >= 0);
+  CHECK(H5Adelete_by_name(f, object.c_str(), name.c_str(), H5P_DEFAULT) >= 0);
+  H5Fclose(f);
+}
+void remove_object(const std::filesystem::path& file, const std::string& path) {
+  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  REQUIRE(f >= 0);
+  CHECK(H5Ldelete(f, path.c_str(), H5P_DEFAULT) >= 0);
+  H5Fclose(f);
+}
 
 }  // namespace
 
@@ -664,8 +722,8 @@ TEST_CASE("cloth-train: a miniature whose point count is not its grid's exits 1 
   const auto r = run_command(kTool + " upscale" + loud + " --method bicubic -i " + bad + " -o " +
                              out.string());
   CHECK(r.exit_code == 1);
-  CHECK(r.err.find("bad.h5: /sequences/curtain_001/positions: frame 1 has 5 points, expected the "
-                   "miniature's 9 x 9") != std::string::npos);
+  CHECK(r.err.find("bad.h5: /sequences/curtain_001: 5 points, but its cloth_json describes a 9 x "
+                   "9 grid (81 points)") != std::string::npos);
   CHECK(r.err.find("upscaling") == std::string::npos);  // curtain_000 was not upscaled first
   CHECK(!std::filesystem::exists(out));
 }
@@ -985,4 +1043,129 @@ TEST_CASE("cloth-train: another tool's cache where cloth runs belong is named by
   CHECK(
       r.err.find("db.h5: written by mps-gen 0.1.0, expected target runs (cloth-train simulate)") !=
       std::string::npos);
+}
+
+TEST_CASE("cloth-train: a model's attributes and layers are checked before it upscales") {
+  // An unknown or missing activation and junk flags upscaled with exit 0 (each fell back to a
+  // default); sizes of 1e9 ran out of memory naming nothing.
+  TempDir dir;
+  const auto t = (dir / "t.h5").string(), m = (dir / "m.h5").string();
+  REQUIRE(run_command(kTool + " simulate" + kSmall + " -o " + t).exit_code == 0);
+  REQUIRE(run_command(kTool + " train" + kSmall + " -i " + t + " -o " + m).exit_code == 0);
+  const auto upscale = [&](const std::filesystem::path& model) {
+    return run_command(kTool + " upscale" + kSmall + " -i " + model.string() + " -o " +
+                       (dir / "up.h5").string());
+  };
+  REQUIRE(upscale(m).exit_code == 0);
+  std::filesystem::remove(dir / "up.h5");
+  using Damage = std::function<void(const std::filesystem::path&)>;
+  const auto attr = [](const std::string& name, datadyn::io::AttributeValue v) -> Damage {
+    return [=](const std::filesystem::path& f) { set_attribute(f, "/model", name, v); };
+  };
+  const std::vector<std::pair<Damage, std::string>> cases{
+      {attr("activation", std::string("no_such_activation")),
+       "/model@activation: expected \"relu\" (the only one), got \"no_such_activation\""},
+      {[](const auto& f) { remove_attribute(f, "/model", "activation"); },
+       "/model@activation: missing, expected \"relu\""},
+      {attr("features_local", std::string("yes")),
+       "/model@features_local: expected 0 or 1 (features_local of the training), got \"yes\""},
+      {attr("features_residual", std::int64_t{7}), "/model@features_residual: expected 0 or 1"},
+      {attr("train_miniature", std::string("junk")),
+       "/model@train_miniature: expected \"dsds\" or \"simulated\", got \"junk\""},
+      {attr("train_miniature", std::int64_t{1}),
+       "/model@train_miniature: expected \"dsds\" or \"simulated\", got 1"},
+      {attr("dsds_factor", std::int64_t{9}),
+       "/model@dsds_factor: expected a DSDS factor of 2, 3 or 4"},
+      {attr("sizes", std::vector<std::int64_t>{36, 1000000000, 64, 64, 27}),
+       "/model/layer_0/weight: expected [1000000000, 36] as /model@sizes [36, 1000000000, 64, 64, "
+       "27] says, got [64, 36]"},
+      {attr("sizes", std::vector<std::int64_t>{36, 64, 64, 27}),
+       "/model/layer_2/weight: expected [27, 64] as /model@sizes [36, 64, 64, 27] says, got [64, "
+       "64]"},
+      {attr("sizes", std::vector<std::int64_t>{36, -64, 64, 64, 27}),
+       "/model@sizes: expected layer sizes from 36 inputs to 3 (f+1)^2 = 27 outputs"},
+      {[](const auto& f) { remove_object(f, "/model/layer_2"); },
+       "/model/layer_2/weight: missing, but /model@sizes [36, 64, 64, 64, 27] has 4 layers"},
+      {[](const auto& f) {
+         datadyn::test::poke_float(f, "/model/layer_0/weight", 3, std::nan(""));
+       },
+       "/model/layer_0/weight: element 3 is not finite"},
+  };
+  for (const auto& [damage, message] : cases) {
+    CAPTURE(message);
+    const auto bad = dir / "bad.h5";
+    std::filesystem::copy_file(m, bad, std::filesystem::copy_options::overwrite_existing);
+    damage(bad);
+    const auto r = upscale(bad);
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find(bad.string() + ": " + message) != std::string::npos);
+    CHECK(r.err.find("out of memory") == std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(dir / "up.h5"));
+  }
+}
+
+TEST_CASE("cloth-train: a run's cloth_json and topology are checked where the run is read") {
+  // Bad JSON in cloth_json came out as the library's "[json.exception.parse_error.101] ..."
+  // text, and a quad index of -1 trained with exit 0.
+  TempDir dir;
+  const auto t = dir / "t.h5";
+  REQUIRE(run_command(kTool + " simulate" + kSmall + " -o " + t.string()).exit_code == 0);
+  const auto train = [&](const std::filesystem::path& in) {
+    return run_command(kTool + " train" + kSmall + " -i " + in.string() + " -o " +
+                       (dir / "m.h5").string());
+  };
+  const std::string run = "/sequences/curtain_001";
+  const auto damaged = [&](const std::function<void(const std::filesystem::path&)>& damage,
+                           const std::string& message) {
+    CAPTURE(message);
+    const auto bad = dir / "bad.h5";
+    std::filesystem::copy_file(t, bad, std::filesystem::copy_options::overwrite_existing);
+    damage(bad);
+    const auto r = train(bad);
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find(bad.string() + ": " + run + message) != std::string::npos);
+    CHECK(r.err.find("json.exception") == std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(dir / "m.h5"));
+  };
+  damaged([&](const auto& f) { set_attribute(f, run, "cloth_json", std::string("{bad")); },
+          "@cloth_json: invalid JSON: ");
+  damaged(
+      [&](const auto& f) {
+        set_attribute(f, run, "cloth_json", std::string(100000, '[') + std::string(100000, ']'));
+      },
+      "@cloth_json: invalid JSON: nested deeper than ");
+  damaged([&](const auto& f) { datadyn::test::poke_float(f, run + "/topology/quads", 0, -1); },
+          "/topology/quads: index -1 at element 0 outside [0, 81)");
+  // An index in range that is not the grid's: the patches would read another mesh than stored.
+  damaged([&](const auto& f) { datadyn::test::poke_float(f, run + "/topology/quads", 0, 40); },
+          "/topology/quads: not the cells of the 9 x 9 grid its cloth_json describes");
+  REQUIRE(train(t).exit_code == 0);
+}
+
+TEST_CASE("cloth-train: a checkpoint with a weight or moment that is not finite is refused") {
+  // A NaN in /checkpoint/parameters was resumed and the run ended "diverged", as if the training
+  // had, instead of naming the damaged file.
+  TempDir dir;
+  const auto t = (dir / "t.h5").string(), m = (dir / "m.h5").string();
+  REQUIRE(run_command(kTool + " simulate" + kSmall + " -o " + t).exit_code == 0);
+  const std::string train = kTool + " train" + kSmall + " --set train.checkpoint_every=1 -i " + t;
+  REQUIRE(run_command(train + " --set train.max_epochs=2 -o " + m).exit_code == 0);
+  const auto checkpoint = dir / "m.checkpoint.h5", kept = dir / "kept.h5";
+  std::filesystem::copy_file(checkpoint, kept);
+  for (const auto& [dataset, value] : std::vector<std::pair<std::string, double>>{
+           {"/checkpoint/parameters", std::nan("")},
+           {"/checkpoint/adam_m", std::numeric_limits<double>::infinity()},
+           {"/checkpoint/adam_v", -1.0}}) {
+    CAPTURE(dataset);
+    std::filesystem::copy_file(kept, checkpoint, std::filesystem::copy_options::overwrite_existing);
+    datadyn::test::poke_float(checkpoint, dataset, 4, value);
+    const auto r = run_command(train + " --set train.resume=true -o " + m);
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find(checkpoint.string() + ": " + dataset + ": element 4 is ") !=
+          std::string::npos);
+    CHECK(r.err.find("a damaged checkpoint") != std::string::npos);
+    CHECK(r.err.find("diverged") == std::string::npos);
+  }
+  std::filesystem::copy_file(kept, checkpoint, std::filesystem::copy_options::overwrite_existing);
+  CHECK(run_command(train + " --set train.resume=true -o " + m).exit_code == 0);
 }

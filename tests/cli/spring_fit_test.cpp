@@ -9,6 +9,7 @@
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -165,10 +166,10 @@ TEST_CASE("spring-fit: simulate, fit on two motions, apply on a held-out one") {
   const auto held_out = read_json(dir / "out.report.json");
   CHECK(held_out["rms_springs_m"].get<double>() < 0.8 * held_out["rms_target_m"].get<double>());
   CHECK(held_out["provenance"]["config"]["subframes"] == 2);
-  // Two animations: the last one was used silently. The output named like an input: refused.
+  // Two animations: the last one was used silently (a third cache beside them is refused before
+  // any is read). The output named like an input: refused.
   r = run_command(kSpringFit + " apply -q -i " + (dir / "shake.h5").string() + " -i " +
-                  (dir / "springs.h5").string() + " -i " + (dir / "swing.h5").string() + " -o " +
-                  (dir / "two.h5").string());
+                  (dir / "swing.h5").string() + " -o " + (dir / "two.h5").string());
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("are both animation caches") != std::string::npos);
   // A cache of neither kind (here a springs report's neighbour: a file another tool wrote) was
@@ -827,6 +828,109 @@ TEST_CASE("spring-fit: apply refuses springs fitted on a mesh with other faces")
     CHECK(r.err.find("springs.h5: /sequences/springs/topology/triangles: the springs were fitted "
                      "on a mesh with other faces than") != std::string::npos);
     CHECK(!std::filesystem::exists(dir / "b.h5"));
+  }
+}
+
+TEST_CASE("spring-fit: apply refuses a damaged springs cache, naming the file and dataset") {
+  // Each of these ran: a [N, 2] ks took its first column (exit 0), 1e300 diverged and named the
+  // output, NaN named only /springs, and a file without /springs/ks was read as an animation.
+  TempDir dir;
+  const int N = 4;
+  write_targets(dir / "anim.h5", 5, N,
+                [](int f, int i) { return Eigen::RowVector3d(0.01 * f * f, i, 0.0); });
+  const Eigen::VectorXd ks = Eigen::VectorXd::Constant(N, 50.0),
+                        kd = Eigen::VectorXd::Constant(N, 1.0);
+  const auto apply = [&](const std::string& springs) {
+    return run_command(kSpringFit + " apply -q -i " + (dir / "anim.h5").string() + " -i " +
+                       (dir / springs).string() + " -o " + (dir / "out.h5").string());
+  };
+  const auto refused = [&](const std::string& springs, const std::string& message) {
+    CAPTURE(springs);
+    const auto r = apply(springs);
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find((dir / springs).string() + ": " + message) != std::string::npos);
+    CHECK(!std::filesystem::exists(dir / "out.h5"));
+  };
+  write_springs(dir / "good.h5", ks, kd);
+  REQUIRE(apply("good.h5").exit_code == 0);
+  std::filesystem::remove(dir / "out.h5");
+  {
+    datadyn::io::CacheWriter w(dir / "wide.h5", {"test", "test", "{}", ""});
+    const Eigen::Matrix<double, Eigen::Dynamic, 2, Eigen::RowMajor> wide =
+        Eigen::MatrixXd::Constant(N, 2, 50.0);
+    w.write_array("/springs/ks", datadyn::io::view(wide));
+    w.write_array("/springs/kd", datadyn::io::view(kd));
+    w.commit();
+  }
+  refused("wide.h5", "/springs/ks: expected float64 [N], one spring per vertex, got [4, 2]");
+  {
+    datadyn::io::CacheWriter w(dir / "group.h5", {"test", "test", "{}", ""});
+    w.write_array("/springs/ks/values", datadyn::io::view(ks));
+    w.write_array("/springs/kd", datadyn::io::view(kd));
+    w.commit();
+  }
+  refused("group.h5", "/springs/ks: expected a dataset");
+  write_springs(dir / "nan.h5", ks, kd);
+  datadyn::test::poke_float(dir / "nan.h5", "/springs/ks", 2, std::nan(""));
+  refused("nan.h5",
+          "/springs/ks: vertex 2 has nan, expected a number in [0, 1e12] 1/s^2 (what `spring-fit "
+          "fit` writes)");
+  write_springs(dir / "huge.h5", Eigen::VectorXd::Constant(N, 1e300), kd);
+  refused("huge.h5", "/springs/ks: vertex 0 has 1e+300, expected a number in [0, 1e12] 1/s^2");
+  write_springs(dir / "negative.h5", ks, Eigen::VectorXd::Constant(N, -1.0));
+  refused("negative.h5", "/springs/kd: vertex 0 has -1, expected a number in [0, 1e12] 1/s");
+  write_springs(dir / "short.h5", Eigen::VectorXd::Constant(N - 1, 50.0), kd);
+  refused("short.h5", "/springs/ks: 3 springs, but " + (dir / "anim.h5").string() +
+                          ": /sequences/quasistatic has 4 vertices");
+  // Without one of the datasets, as `fit` writes it otherwise (with its sequence "springs").
+  for (const std::string name : {"ks", "kd"}) {
+    const std::string file = "no_" + name + ".h5";
+    {
+      datadyn::io::CacheWriter w(dir / file, {"test", "test", "{}", ""});
+      w.write_array("/springs/" + std::string(name == "ks" ? "kd" : "ks"), datadyn::io::view(kd));
+      auto& s = w.add_sequence("springs", {30.0, 3});
+      const datadyn::Points3 rest = datadyn::Points3::Zero(N, 3);
+      s.append_frame(1, 0.0, {{"points/position", datadyn::io::view(rest)}});
+      w.commit();
+    }
+    refused(file, "/springs/" + name +
+                      ": no such dataset; a springs cache from `spring-fit fit` holds /springs/ks "
+                      "and /springs/kd, float64 [N] with one spring per vertex");
+  }
+  // apply reads two caches; a third was opened and refused only as a second of its kind.
+  const auto r = run_command(kSpringFit + " apply -q -i " + (dir / "anim.h5").string() + " -i " +
+                             (dir / "good.h5").string() + " -i " + (dir / "missing.h5").string() +
+                             " -o " + (dir / "out.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("-i/--input: apply reads two caches, an animation and a springs cache (from "
+                   "`spring-fit fit`), got 3 files") != std::string::npos);
+  CHECK(!std::filesystem::exists(dir / "out.h5"));
+}
+
+TEST_CASE("spring-fit: a BVH with a frame time of 0 or a negative frame count exits 1 naming it") {
+  // Frame Time 0 was simulated with exit 0; Frames -4 gave "cannot read the motion:
+  // std::bad_alloc". The checks themselves: tests/flesh/skinning_test.cpp.
+  TempDir dir;
+  for (const auto& [frames, time, line] :
+       {std::tuple{"4", "0", "Frame Time is 0"}, std::tuple{"-4", "0.0333333", "Frames is -4"}}) {
+    CAPTURE(line);
+    const auto bvh = dir / "motion.bvh";
+    std::ofstream(bvh) << "HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n CHANNELS 6 Xposition "
+                          "Yposition Zposition Zrotation Yrotation Xrotation\n End Site\n {\n"
+                          " OFFSET 0 1 0\n }\n}\nMOTION\nFrames: "
+                       << frames << "\nFrame Time: " << time
+                       << "\n0 0 0 0 0 0\n0 0 0 5 0 0\n0 0 0 10 0 0\n0 0 0 15 0 0\n";
+    const auto r = run_command(kSpringFit +
+                               " simulate -q --set motion.kind=bvh --set "
+                               "bones.lengths=0.9 --set motion.joints=Hips --set motion.frames=3"
+                               " --set motion.file=" +
+                               bvh.string() + " -o " + (dir / "x.h5").string());
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find(bvh.string() + ": cannot read the motion: " + bvh.string() + ":" +
+                     (std::string(line).starts_with("Frames") ? "12" : "13") + " - " + line +
+                     ", expected ") != std::string::npos);
+    CHECK(r.err.find("bad_alloc") == std::string::npos);
+    CHECK(!std::filesystem::exists(dir / "x.h5"));
   }
 }
 

@@ -14,6 +14,7 @@
 #include "flesh/skin_loader_io.hpp"
 #include "flesh/skinning.hpp"
 #include "support/file_bytes.hpp"
+#include "support/io_error.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace datadyn;
@@ -294,4 +295,43 @@ TEST_CASE("an FBX that declares a left-handed frame is mirrored into ours, its f
     return Eigen::Vector3d((p1 - p0).cross(p2 - p0).normalized());
   };
   CHECK((normal(mirrored) - flip.asDiagonal() * normal(right_handed)).norm() < 1e-6);
+}
+
+TEST_CASE("a BVH whose frame count or frame time is impossible is refused, naming file and line") {
+  // assimp took Frame Time 0 or -1 (the capture sampled at an infinite or negative rate, exit
+  // 0), and read "Frames: -4" as 4e9 frames to reserve ("cannot read the motion:
+  // std::bad_alloc").
+  test::TempDir dir;
+  const auto bvh = [&](const std::string& name, const std::string& frames,
+                       const std::string& frame_time) {
+    const auto path = dir / name;
+    std::ofstream(path) << "HIERARCHY\nROOT Hips\n{\n  OFFSET 0 0 0\n  CHANNELS 6 Xposition "
+                           "Yposition Zposition Zrotation Xrotation Yrotation\n  End Site\n  {\n"
+                           "    OFFSET 0 5 0\n  }\n}\nMOTION\nFrames: "
+                        << frames << "\nFrame Time: " << frame_time
+                        << "\n0 0 0 0 0 0\n0 0 0 5 0 0\n0 0 0 10 0 0\n";
+    return path;
+  };
+  const auto message = [](const std::filesystem::path& path) {
+    return test::io_error_message([&] { load_chain_motion(path, "Hips", {}, 1.0, 0.0, 30.0, 3); });
+  };
+  // The header is on lines 12 (Frames) and 13 (Frame Time); 3 frames of 6 values follow.
+  const auto good = bvh("good.bvh", "3", "0.0333333");
+  CHECK(message(good) == "(no IoError)");
+  for (const char* time : {"0", "-1", "1e-300", "nan"}) {
+    CAPTURE(time);
+    const auto path = bvh("time.bvh", "3", time);
+    CHECK(message(path) == path.string() + ": cannot read the motion: " + path.string() +
+                               ":13 - Frame Time is " + time +
+                               ", expected seconds per frame in [1e-06, 1000] (0.0333333 for 30 "
+                               "fps)");
+  }
+  for (const char* frames : {"-4", "0", "2.5", "4000000000"}) {
+    CAPTURE(frames);
+    const auto path = bvh("frames.bvh", frames, "0.0333333");
+    CHECK(message(path) == path.string() + ": cannot read the motion: " + path.string() +
+                               ":12 - Frames is " + frames +
+                               ", expected a whole number of frames from 1 to the 18 values that "
+                               "follow the header");
+  }
 }
