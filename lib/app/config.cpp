@@ -710,21 +710,34 @@ void ConfigReader::finish() const {
   walk(state_->doc, "");
   for (const auto& o : state_->overrides) {
     if (o.used) continue;
-    // An index past the end of a list ("bodies.1.alpha" with one body): say so, rather than
-    // call the key unknown.
+    // The first part of the key that is not there is named: an index past the end of a list
+    // ("bodies.1.alpha" with one body), a word where a list wants an index ("bodies.-1",
+    // "bodies.00": "unknown key alpha", "past the end"), a misspelt group ("solverr.dt":
+    // "unknown key dt (no keys are known here)").
     std::string prefix;
     for (std::size_t at = 1; at <= o.pointer.size();) {
       const std::size_t end = std::min(o.pointer.find('/', at), o.pointer.size());
       const std::string token = o.pointer.substr(at, end - at);
-      const json* list = find(resolved, prefix);
-      if (list && list->is_array() && !token.empty() &&
-          token.find_first_not_of("0123456789") == std::string::npos &&
-          !find(resolved, prefix + "/" + token))
+      const json* here = find(resolved, prefix);
+      const bool there = find(resolved, prefix + "/" + token) != nullptr;
+      if (here && here->is_array() && !there) {
+        const bool index = !token.empty() &&
+                           token.find_first_not_of("0123456789") == std::string::npos &&
+                           (token.size() == 1 || token[0] != '0');
+        if (!index)
+          throw ConfigError(ConfigError::FreeText{}, o.origin, o.pointer,
+                            "expected an index of " + prefix + ", a list of " +
+                                std::to_string(here->size()) + " (0 for the first), got \"" +
+                                token + "\"");
         throw ConfigError(ConfigError::FreeText{}, o.origin, o.pointer,
                           "index " + token + " is past the end of " + prefix + ", a list of " +
-                              std::to_string(list->size()) +
+                              std::to_string(here->size()) +
                               "; --set changes elements of a list, it cannot add one (give the "
                               "list in the config file)");
+      }
+      if (here && here->is_object() && !there && end < o.pointer.size())
+        throw ConfigError(ConfigError::FreeText{}, o.origin, prefix + "/" + token,
+                          "unknown key \"" + token + "\"" + suggestion(token, *here));
       prefix += "/" + token;
       at = end + 1;
     }

@@ -509,6 +509,17 @@ TEST_CASE("config: a --set index past the end of a list says so") {
   CHECK(m.find("--set bodies.1.alpha: /bodies/1/alpha: index 1 is past the end of /bodies, a list "
                "of 1; --set changes elements of a list, it cannot add one") != std::string::npos);
   CHECK(error_of("{}", {"bodies.0.alpha=0.5"}) == "(no ConfigError)");
+  // Not an index: "-1" was "unknown key alpha", "00" "index 00 is past the end".
+  for (const char* bad : {"-1", "00", "x"})
+    CHECK(error_of("{}", {std::string("bodies.") + bad + ".alpha=0.5"}) ==
+          std::string("--set bodies.") + bad + ".alpha: /bodies/" + bad +
+              "/alpha: expected an index of /bodies, a list of 1 (0 for the first), got \"" + bad +
+              "\"");
+  // A misspelt group is named with the nearest key: it was "unknown key \"alpha\" (no keys are
+  // known here)".
+  const std::string group = error_of("{}", {"bodie.0.alpha=0.5"});
+  CHECK(group.find("--set bodie.0.alpha: /bodie: unknown key \"bodie\" (did you mean "
+                   "\"bodies\"?)") == 0);
 }
 
 TEST_CASE("config: --set empties a list of objects with [], and nothing else replaces it whole") {
