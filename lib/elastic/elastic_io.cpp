@@ -87,10 +87,19 @@ void read_mesh(ConfigReader& r, MeshConfig& m) {
                             std::to_string(m.layers + 1) + " = " + app::number_text(n));
       r.get("base", m.base);
       break;
-    case MeshKind::TetGen:
+    case MeshKind::TetGen: {
       r.require_input_file("file", m.file, {".node"});
+      // The tetrahedra are in the .ele beside it: a missing one was "cannot open for reading",
+      // exit 1, after the config had been taken.
+      std::filesystem::path ele = m.file;
+      if (ele.extension() == ".node" || ele.extension() == ".ele") ele.replace_extension();
+      ele += ".ele";
+      if (!std::filesystem::is_regular_file(ele))
+        r.fail("file", "a TetGen mesh: a .node file with its tetrahedra in a .ele beside it (" +
+                           ele.string() + " is missing)");
       r.get("scale", m.scale, app::positive());
       break;
+    }
     case MeshKind::Obj:
       r.require_input_file("file", m.file);
       r.get("scale", m.scale, app::positive());

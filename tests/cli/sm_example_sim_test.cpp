@@ -458,6 +458,14 @@ TEST_CASE("sm-example-sim: config errors exit 2 and name the key") {
     CHECK(r.err.find(" a body from 1 mm to 1 km (it is 1e-300 m across at this scale; if the "
                      "file is in other units, set mesh.scale), got 1e-300") != std::string::npos);
   }
+  // A .node without its .ele is the config's mistake, named by its key (it was exit 1, "cannot
+  // open for reading", after the config had been taken).
+  std::ofstream(dir / "lone.node") << "4 3 0 0\n1 0 0 0\n2 1 0 0\n3 0 1 0\n4 0 0 1\n";
+  r = mesh_error(R"("type": "tetgen", "file": "lone.node")");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("size.json: /bodies/0/mesh/file: expected a TetGen mesh: a .node file with its "
+                   "tetrahedra in a .ele beside it (" +
+                   (dir / "lone.ele").string() + " is missing)") != std::string::npos);
   // Too many particles, blamed on the key given (it was blamed on layers, "got 8 (the
   // default)").
   r = mesh_error(R"("type": "cylinder", "rings": 100000, "segments": 100)");
