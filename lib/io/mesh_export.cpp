@@ -321,11 +321,6 @@ class FrameSource {
 
   /// The faces and texture coordinates every frame's mesh gets (no points).
   const PolygonMesh& faces() const { return faces_; }
-  /// The number of vertices the files get (the cache's, or those the faces keep).
-  Eigen::Index vertex_count() const {
-    return kept_.empty() ? static_cast<Eigen::Index>(seq_.point_count())
-                         : static_cast<Eigen::Index>(kept_.size());
-  }
 
   /// The cache's vertices at frame index `f` with the sequence's faces (Mesh) or none (Points,
   /// Particles).
@@ -696,13 +691,14 @@ void plan_texture_coordinates(const MeshExportParams& params, const SequenceRead
     // is the rest pose's, the same for every frame.
     if (note && format == ExportFormat::Ply) {
       const FrameSource src(seq, job, params.input.string() + ": /sequences/" + job.sequence);
-      const SeamSplit split = split_uv_seams(src.faces(), src.vertex_count());
+      const auto vertices = static_cast<Eigen::Index>(src.point_count());
+      const SeamSplit split = split_uv_seams(src.faces(), vertices);
       note(NoteLevel::Info,
            where + ": uv_projection box: " + std::to_string(split.seam_vertices) +
                " vertices lie on the projection's seams and PLY holds one texture coordinate per "
                "vertex: the " +
                std::to_string(split.copied.size()) + " copies they need follow the " +
-               std::to_string(src.vertex_count()) + " vertices of the mesh");
+               std::to_string(vertices) + " vertices of the mesh");
     }
     if (note && !seq.has("rest/position"))
       note(NoteLevel::Info,
@@ -1140,12 +1136,15 @@ Job plan_job(const MeshExportParams& params, const SequenceReader& seq, ExportFo
   if (source == ExportSource::Particles && !has_points)
     throw IoError(where + "/points/position: no such dataset: source \"particles\" needs it");
   if (source == ExportSource::Grid && !has_grid) throw IoError(where + grid_problem);
-  if (source == ExportSource::Grid && seq.grid_spec(grid).voxel_size < kMinVoxelSize) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%g", seq.grid_spec(grid).voxel_size);
-    throw IoError(where + "/grids/" + grid + ": attribute voxel_size " + text +
-                  " m is below OpenVDB's smallest voxel size (2e-5 m), so the grid cannot "
-                  "become a level set");
+  if (source == ExportSource::Grid) {
+    const double voxel = seq.grid_spec(grid).voxel_size;
+    if (voxel < kMinVoxelSize) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%g", voxel);
+      throw IoError(where + "/grids/" + grid + ": attribute voxel_size " + text +
+                    " m is below OpenVDB's smallest voxel size (2e-5 m), so the grid cannot "
+                    "become a level set");
+    }
   }
   job.source = source;
   job.grid = grid;
