@@ -29,9 +29,20 @@ done
   -i "$out/$scene.model.f2-local-residual.h5" \
   -i "$out/$scene.model.f2-local-residual-simulated.h5" -i "$out/$scene.model.f3.h5" \
   -i "$out/$scene.model.f4.h5" -o "$out/$scene.eval" "$@" >/dev/null
+# The export takes the flags every tool has (-q, -v, --threads, --log-*); the others are
+# cloth-train's (--set of its keys) and mean nothing to mesh-export.
+common=()
+while (( $# )); do
+  case $1 in
+    -q|--quiet|-v|-vv|--verbose) common+=("$1") ;;
+    --threads|--log-level|--log-format) common+=("$1" "${2:-}"); shift ;;
+    --threads=*|--log-level=*|--log-format=*) common+=("$1") ;;
+  esac
+  shift
+done
 if [ -x "$bin/mesh-export" ]; then
   "$bin/mesh-export" -i "$out/$scene.upscaled.h5" --sequence "${scene}_000" \
-    -o "$out/frames/$scene.####.obj"
+    -o "$out/frames/$scene.####.obj" "${common[@]}"
 else
   echo "cloth: $bin/mesh-export not built; skipping the OBJ export" >&2
 fi

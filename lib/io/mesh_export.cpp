@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <exception>
 #include <map>
 #include <memory>
@@ -97,7 +98,15 @@ struct MatchedMesh {
   Triangles uv_triangles;
   Quads uv_quads;
   Eigen::Matrix3d to_file = Eigen::Matrix3d::Identity();  // to_file_frame
+  double scale = 1;                                       // match.scale: units per metre
 };
+
+/// The point arrays a match turns into the file's frame (docs/cache-format.md, Sequences): a
+/// velocity (metres per second) as positions are, rotated and scaled; a normal (a direction)
+/// rotated only. Another 3-component array's meaning is not known, so it is written as it is.
+bool turned_by_match(const std::string& name) {
+  return name == "velocity" || name == "normal";
+}
 
 /// The plan for one sequence: everything checked, nothing written.
 struct Job {
@@ -363,6 +372,11 @@ class FrameSource {
         v.values, where_ + "/" + path +
                       (it != static_.end() ? "" : ": frame " + std::to_string(seq_.frames()[f])));
     v.values = kept(v.values);
+    if (job_.match && v.values.cols() == 3 && turned_by_match(name)) {
+      const Eigen::Matrix3d m =
+          name == "velocity" ? job_.match->to_file : job_.match->to_file / job_.match->scale;
+      v.values = (v.values.cast<double>() * m.transpose()).cast<float>();
+    }
     return v;
   }
 
@@ -557,6 +571,32 @@ void plan_frames(const MeshExportParams& params, const SequenceReader& seq, Expo
   }
 }
 
+/// Says how the attributes of a matched export arrive: velocity and normal in the file's frame
+/// (and velocity in its units), any other 3-component array as it is, with a warning, since a
+/// vector in metres, Y up, on a mesh in centimetres, Z up, points the wrong way.
+void note_matched_attributes(const SequenceReader& seq, const std::string& where,
+                             const ExportMatchParams& mp, const Job& job,
+                             const NoteCallback& note) {
+  std::string turned, kept;
+  for (const auto& a : job.attributes) {
+    const Shape shape = seq.shape("points/" + a);
+    if (shape.back() != 3 || shape.size() != (seq.is_per_frame("points/" + a) ? 3u : 2u)) continue;
+    std::string& list = turned_by_match(a) ? turned : kept;
+    list += (list.empty() ? "" : ", ") + a;
+  }
+  char frame[96];
+  std::snprintf(frame, sizeof frame, "%s up, %.9g units per metre", mp.up_axis.c_str(), mp.scale);
+  if (!turned.empty())
+    note(NoteLevel::Info,
+         where + ": " + turned + " turned into match.file's frame (" + std::string(frame) + ")");
+  if (!kept.empty())
+    note(NoteLevel::Warning, where + ": " + kept + " written as the cache holds " +
+                                 (kept.find(',') == std::string::npos ? "it" : "them") +
+                                 " (metres, Y up), not in match.file's frame (" +
+                                 std::string(frame) +
+                                 "): only velocity and normal are known to be vectors");
+}
+
 /// Sets job.attributes and job.color where the format has room for them.
 void plan_attributes(const MeshExportParams& params, const SequenceReader& seq, ExportFormat format,
                      const std::string& where, const NoteCallback& note, Job& job) {
@@ -602,6 +642,7 @@ void plan_attributes(const MeshExportParams& params, const SequenceReader& seq, 
     } else {
       for (const auto& a : params.attributes) check_attribute(a, false);
       job.attributes = params.attributes;
+      if (job.match && note) note_matched_attributes(seq, where, params.match, job, note);
       if (!params.color.attribute.empty()) {
         check_attribute(params.color.attribute, true);
         job.color = params.color.attribute;
@@ -1022,6 +1063,7 @@ void plan_match(const MeshExportParams& params, const SequenceReader& seq, Expor
   keep_quads(mesh, *matched);
   if (!mesh.uv.empty()) matched->uv = mesh.uv.coordinates.cast<float>();
   matched->to_file = to_file_frame(mp.scale, z_up);
+  matched->scale = mp.scale;
   const Eigen::Index tris = matched->triangles.rows(), quads = matched->quads.rows();
   const std::string faces =
       (tris > 0 || quads == 0 ? std::to_string(tris) + " triangles" : std::string()) +

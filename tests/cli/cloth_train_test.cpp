@@ -1169,3 +1169,34 @@ TEST_CASE("cloth-train: a checkpoint with a weight or moment that is not finite 
   std::filesystem::copy_file(kept, checkpoint, std::filesystem::copy_options::overwrite_existing);
   CHECK(run_command(train + " --set train.resume=true -o " + m).exit_code == 0);
 }
+
+TEST_CASE("configs/cloth/run.sh gives mesh-export the common flags only") {
+  // Stand-ins for the tools record their arguments: the script's extra flags go to every
+  // cloth-train step as they are, and to mesh-export only those it has too (a cloth-train --set
+  // would be an unknown key there, and -q would be lost on the export's log).
+  TempDir dir;
+  const auto bin = dir / "bin";
+  std::filesystem::create_directories(bin);
+  for (const char* tool : {"cloth-train", "mesh-export"}) {
+    std::ofstream(bin / tool) << "#!/bin/sh\necho \"" << tool << " $*\" >> \""
+                              << (dir / "log").string() << "\"\n";
+    std::filesystem::permissions(bin / tool, std::filesystem::perms::owner_all);
+  }
+  const auto r = run_command(std::string(DATADYN_SOURCE_DIR) + "/configs/cloth/run.sh " +
+                             bin.string() + " " + (dir / "out").string() +
+                             " flag -q --threads 1 --set train.max_epochs=2 --log-format=json");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  std::ifstream log(dir / "log");
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(log, line);) lines.push_back(line);
+  REQUIRE(lines.size() == 9);  // simulate, 5 trainings, upscale, evaluate, then the export
+  for (std::size_t i = 0; i + 1 < lines.size(); ++i) {
+    INFO(lines[i]);
+    CHECK(lines[i].starts_with("cloth-train "));
+    CHECK(lines[i].ends_with(" -q --threads 1 --set train.max_epochs=2 --log-format=json"));
+  }
+  CHECK(lines.back().starts_with("mesh-export -i " + (dir / "out" / "flag.upscaled.h5").string() +
+                                 " --sequence flag_000 -o "));
+  CHECK(lines.back().ends_with("flag.####.obj -q --threads 1 --log-format=json"));
+}

@@ -996,14 +996,55 @@ TEST_CASE("export: match.file gives the files its vertices, faces and texture co
   export_cache(p, kProvenance);
   const auto third = test::read_obj(fx.dir / "frame.0003.obj");
   CHECK((third.v[5] - expected(5, 3)).cwiseAbs().maxCoeff() <= kCm);
+  // Velocity arrives in the file's frame and units (centimetres per second, Z up), the normal
+  // in its frame only (still of length 1); "drift", a 3-component array of no known meaning, as
+  // the cache holds it, with a warning.
+  {
+    io::CacheWriter w(fx.dir / "drift.h5", {"export-test 1", "export-test", "{}", ""});
+    auto& s = w.add_sequence("cloth", {24.0, 3});
+    s.write_static("rest/position", io::view(test::cloth_frame(1)));
+    s.write_static("topology/triangles", io::view(test::cloth_triangles()));
+    const Points3 drift = Points3::Constant(test::kClothNx * test::kClothNz, 3, 0.25);
+    s.write_static("points/drift", io::view(drift));
+    s.append_frame(1, 0.0, {{"points/position", io::view(test::cloth_frame(1))}});
+    w.commit();
+  }
   p.output = fx.dir / "frame.####.ply";
-  p.attributes = {"stiffness"};
-  export_cache(p, kProvenance);
+  p.attributes = {"stiffness", "velocity", "normal"};
+  notes.clear();
+  export_cache(p, kProvenance, {}, [&](NoteLevel, const std::string& n) { notes.push_back(n); });
+  CHECK(
+      said("/sequences/cloth: velocity, normal turned into match.file's frame (Z up, 100 "
+           "units per metre)"));
   const auto ply = test::read_ply(fx.dir / "frame.0003.ply");
   for (int j : {0, 7, 20, 23}) {
     INFO("vertex " << j);
-    CHECK(ply.vertex.at("stiffness").at(static_cast<std::size_t>(j)) ==
-          100.0 + 10.0 * test::cloth_vertex(j));
+    const auto k = static_cast<std::size_t>(j);
+    CHECK(ply.vertex.at("stiffness").at(k) == 100.0 + 10.0 * test::cloth_vertex(j));
+    const Eigen::Vector3d v(ply.vertex.at("velocity_0").at(k), ply.vertex.at("velocity_1").at(k),
+                            ply.vertex.at("velocity_2").at(k));
+    // float32 values of up to 150 cm/s: a relative 1e-6.
+    CHECK((v - test::reference_coordinates(test::cloth_velocity(test::cloth_vertex(j), 3)))
+              .cwiseAbs()
+              .maxCoeff() <= 2e-4);
+    const Eigen::Vector3d n(ply.vertex.at("nx").at(k), ply.vertex.at("ny").at(k),
+                            ply.vertex.at("nz").at(k));
+    CHECK((n - Eigen::Vector3d(0, 0, 1)).cwiseAbs().maxCoeff() == 0.0);
+  }
+  {
+    auto q = p;
+    q.input = fx.dir / "drift.h5";
+    q.output = fx.dir / "drift.####.ply";
+    q.attributes = {"drift"};
+    q.frames.clear();
+    notes.clear();
+    export_cache(q, kProvenance, {}, [&](NoteLevel, const std::string& n) { notes.push_back(n); });
+    CHECK(
+        said("/sequences/cloth: drift written as the cache holds it (metres, Y up), not in "
+             "match.file's frame (Z up, 100 units per metre): only velocity and normal are "
+             "known to be vectors"));
+    const auto drift = test::read_ply(fx.dir / "drift.0001.ply");
+    for (const char* c : {"drift_0", "drift_1", "drift_2"}) CHECK(drift.vertex.at(c).at(3) == 0.25);
   }
 
   // A file of part of the mesh: the rest of the cache's vertices are in no file, with a warning.

@@ -2,7 +2,8 @@
 // Small caches with closed-form content for the mesh-export tests (tests/io, tests/cli and the
 // client scripts in tests/clients, which recompute the same formulas in Python):
 //   "cloth"  a nx x nz grid of vertices in the xz-plane, waving in y, with triangles; a static
-//            "stiffness" [N], texture coordinates "uv" [N, 2] and a per-frame "velocity" [F, N, 3]
+//            "stiffness" [N], texture coordinates "uv" [N, 2], a static "normal" [N, 3] and a
+//            per-frame "velocity" [F, N, 3]
 //   "body"   a unit cube of 5 positively oriented tetrahedra, translated along x per frame
 //   "drops"  3D particles on a jittered lattice (no topology)
 //   "wave2d" 2D particles (dimension 2)
@@ -40,6 +41,12 @@ inline Eigen::Vector3d cloth_position(int i, std::int64_t f) {
   const double x = 0.1 * (i % kClothNx), z = 0.1 * (i / kClothNx);
   const double t = static_cast<double>(f - 1) / 24.0;
   return {x, 0.05 * std::sin(3.0 * x + 2.0 * t) + 0.01 * static_cast<double>(f), z};
+}
+
+/// Velocity of cloth vertex i at frame number f: components that differ, so that a map into
+/// another frame shows in each.
+inline Eigen::Vector3d cloth_velocity(int i, std::int64_t f) {
+  return {0.1 * i, 0.5 * static_cast<double>(f), -0.2};
 }
 
 inline Points3 cloth_frame(std::int64_t f) {
@@ -210,9 +217,14 @@ inline void write_export_cache(const std::filesystem::path& path, int frames = 4
     Eigen::Matrix<float, Eigen::Dynamic, 2, Eigen::RowMajor> uv(kClothNx * kClothNz, 2);
     for (int i = 0; i < uv.rows(); ++i) uv.row(i) = cloth_uv(i).transpose();
     s.write_static("points/uv", io::view(uv));
+    // The sheet's upward normal at rest, a direction (turned by a match, never scaled).
+    Points3 up = Points3::Zero(kClothNx * kClothNz, 3);
+    up.col(1).setOnes();
+    s.write_static("points/normal", io::view(up));
     for (int f = 1; f <= frames; ++f) {
       const Points3 x = cloth_frame(f);
-      Points3 v = Points3::Constant(x.rows(), 3, 0.5 * f);
+      Points3 v(x.rows(), 3);
+      for (int i = 0; i < v.rows(); ++i) v.row(i) = cloth_velocity(i, f).transpose();
       s.append_frame(f, (f - 1) / 24.0,
                      {{"points/position", io::view(x)}, {"points/velocity", io::view(v)}});
     }
