@@ -491,21 +491,21 @@ void read_cloth_config(app::ConfigReader& r, ClothConfig& c) {
     for (Eigen::Index i = 0; i < x.rows(); ++i) {
       if (p.sphere.enabled &&
           (x.row(i).transpose() - p.sphere.center).norm() < p.sphere.radius + p.collision_margin)
-        second.child("sphere").fail(
-            "radius",
-            "a sphere (plus the collision margin) the cloth starts "
-            "outside; " +
-                particle(i) + " starts inside it",
-            {"cloth.sphere.center", "scene", "cloth.nx", "cloth.ny", "cloth.spacing",
-             "cloth.origin", "cloth.axis_u", "cloth.axis_v", "cloth.collision_margin"});
+        second.child("sphere").fail("radius",
+                                    "a sphere (plus the collision margin) the cloth starts "
+                                    "outside; " +
+                                        particle(i) + " starts inside it",
+                                    {"cloth.sphere.enabled", "cloth.sphere.center", "scene",
+                                     "cloth.nx", "cloth.ny", "cloth.spacing", "cloth.origin",
+                                     "cloth.axis_u", "cloth.axis_v", "cloth.collision_margin"});
       if (p.ground.enabled && x(i, 1) < p.ground.height + p.collision_margin)
         second.child("ground").fail(
             "height",
             "a ground (plus the collision margin) the cloth starts "
             "above; " +
                 particle(i) + " starts below it",
-            {"scene", "cloth.nx", "cloth.ny", "cloth.spacing", "cloth.origin", "cloth.axis_u",
-             "cloth.axis_v", "cloth.collision_margin"});
+            {"cloth.ground.enabled", "scene", "cloth.nx", "cloth.ny", "cloth.spacing",
+             "cloth.origin", "cloth.axis_u", "cloth.axis_v", "cloth.collision_margin"});
     }
   }
   auto runs = r.child("runs");

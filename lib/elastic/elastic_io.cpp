@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <numbers>
 #include <set>
 #include <sstream>
@@ -414,11 +415,13 @@ void read_scene_config(ConfigReader& r, SceneConfig& c) {
   static const BodyConfig body_prototype;
   r.get_list<BodyConfig>("bodies", c.bodies, body_prototype, read_body);
   if (c.bodies.empty()) r.fail("bodies", "at least one body");
-  std::set<std::string> names;
+  std::map<std::string, std::size_t> names;
   for (std::size_t i = 0; i < c.bodies.size(); ++i)
-    if (!names.insert(c.bodies[i].name).second) {
+    if (const auto [it, fresh] = names.emplace(c.bodies[i].name, i); !fresh) {
+      // Either body's --set may have made the two names equal.
       auto b = r.child("bodies/" + std::to_string(i));
-      b.fail("name", "a name no other body has");
+      b.fail("name", "a name no other body has (body " + std::to_string(it->second) + " has it)",
+             {"bodies." + std::to_string(it->second) + ".name"});
     }
 }
 

@@ -468,7 +468,7 @@ void run_simulate(app::Context& ctx) {
       const bool root = e.joint < 0;
       const std::string& name =
           root ? c.motion_file.root : c.motion_file.joints[static_cast<std::size_t>(e.joint)];
-      throw ConfigError(c.origin({root ? "motion.root" : "motion.joints"}),
+      throw ConfigError(c.origin({root ? "motion.root" : "motion.joints", "motion.file"}),
                         root ? "/motion/root" : "/motion/joints/" + std::to_string(e.joint),
                         "a joint of " + c.motion_file.file + "'s skeleton: " + names,
                         "\"" + name + "\"");

@@ -110,7 +110,7 @@ void read_solver(ConfigReader& r, MpsParams& p) {
   // Courant mode steps at most dt: a floor above it failed every run as a divergence.
   if (p.time_step == TimeStepMode::Courant && p.dt_min > p.dt)
     r.fail("dt_min", "a step <= solver.dt (" + number_text(p.dt) + " s), the largest Courant step",
-           {"solver.dt"});
+           {"solver.dt", "solver.time_step"});
   r.get("ppe_tolerance", p.ppe_tolerance, {0.0, 1.0, true, true});
   r.get("ppe_max_iterations", p.ppe_max_iterations, at_least(1));
   r.get("leak_depth", p.leak_depth, positive());
@@ -324,7 +324,7 @@ void read_database_params(ConfigReader& r, DatabaseParams& p) {
                       " m for the " + number_text(fastest) + " m/s that " + fastest_name +
                       "'s column reaches falling (|v0| + sqrt(2 g h)); or use time_step "
                       "\"courant\"",
-                  {"solver.time_step", "solver.courant", "solver.gravity", "scene.l0",
+                  {"solver.time_step", "solver.courant", "solver.gravity", "scene.l0", "scene.tank",
                    "scene.column", "sweep"});
     }
   }

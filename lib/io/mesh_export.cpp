@@ -210,7 +210,7 @@ void check_band_voxels(const PolygonMesh& m, double voxel_size, const MeshExport
                 frame.c_str(), area, voxel_size, voxels, params.level_set.max_voxels,
                 std::sqrt(area * band / params.level_set.max_voxels));
   if (setup)
-    throw ConfigError(ConfigError::FreeText{}, params.config_origin({"level_set.voxel_size"}),
+    throw ConfigError(ConfigError::FreeText{}, params.config_origin({"level_set"}),
                       "/level_set/voxel_size", text);
   throw RunError(text);
 }
@@ -252,7 +252,7 @@ void check_particle_voxels(std::size_t n, const Job& job, const MeshExportParams
                 "%s: %zu particles of radius %.3g m at a voxel size of %.3g m write about %.3g "
                 "narrow-band voxels a frame, more than level_set.max_voxels (%.3g): %s",
                 where.c_str(), n, job.radius, job.voxel_size, voxels, cap, remedy.c_str());
-  throw ConfigError(ConfigError::FreeText{}, params.config_origin({"level_set.voxel_size"}),
+  throw ConfigError(ConfigError::FreeText{}, params.config_origin({"level_set"}),
                     "/level_set/voxel_size", text);
 }
 
@@ -852,10 +852,11 @@ void plan_level_set(const MeshExportParams& params, const SequenceReader& seq, E
                     params.meshing.iso_value);
       throw ConfigError(
           ConfigError::FreeText{},
-          params.config_origin(
-              source == ExportSource::Grid
-                  ? std::vector<std::string>{"meshing.iso_value"}
-                  : std::vector<std::string>{"meshing.iso_value", "level_set.half_width"}),
+          params.config_origin(source == ExportSource::Grid
+                                   ? std::vector<std::string>{"meshing.iso_value"}
+                                   : std::vector<std::string>{"meshing.iso_value",
+                                                              "level_set.half_width",
+                                                              "level_set.voxel_size"}),
           "/meshing/iso_value",
           std::string("expected a value inside the level set's narrow band, ") + text);
     }

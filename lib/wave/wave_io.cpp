@@ -291,7 +291,8 @@ Grid2Spec feature_grid(const EditParams& p, const Database& db, const io::CacheR
         buf, sizeof buf,
         "a spacing giving at most 1e8 grid points over the %.4g x %.4g m grid (>= %.3g m)",
         hi.x() - lo.x(), hi.y() - lo.y(), std::sqrt((hi.x() - lo.x()) * (hi.y() - lo.y()) / 1e8));
-    throw ConfigError(origin({"grid"}), "/grid/spacing", buf, app::json_text(json(h)));
+    throw ConfigError(origin({"grid", "density.influence_radius"}), "/grid/spacing", buf,
+                      app::json_text(json(h)));
   }
   Grid2Spec g;
   g.origin = lo;
@@ -511,20 +512,21 @@ void check_edit(const EditParams& p, const Database& db, const Grid2Spec& grid,
   // voxels (1 GB a frame).
   const double depth = level_set_layers(p, grid).nz;
   if (!(depth * static_cast<double>(grid.nx) * static_cast<double>(grid.ny) <= 2.5e8))
-    throw ConfigError(run.origin({"slices", "grid", "close_ends", "band"}), "/slices/spacing",
-                      "slices spanning at most 2.5e8 voxels of the 3D level set (" +
-                          std::to_string(grid.nx) + " x " + std::to_string(grid.ny) +
-                          " grid points a layer)",
-                      app::json_text(json(p.slice_spacing)));
+    throw ConfigError(
+        run.origin({"slices", "grid", "close_ends", "band", "density.influence_radius"}),
+        "/slices/spacing",
+        "slices spanning at most 2.5e8 voxels of the 3D level set (" + std::to_string(grid.nx) +
+            " x " + std::to_string(grid.ny) + " grid points a layer)",
+        app::json_text(json(p.slice_spacing)));
   // Beyond the feature grid every height is its edge's: the range would be that of no water.
   const double x_first = grid.origin.x(),
                x_last = grid.origin.x() + grid.spacing * static_cast<double>(grid.nx - 1);
   if (!(p.cross_section >= x_first && p.cross_section <= x_last))
-    throw ConfigError(run.origin({"cross_section"}), "/cross_section",
-                      "a position within the feature grid, where the database's water is: [" +
-                          app::json_text(json(x_first)) + ", " + app::json_text(json(x_last)) +
-                          "] m",
-                      app::json_text(json(p.cross_section)));
+    throw ConfigError(
+        run.origin({"cross_section", "grid", "density.influence_radius"}), "/cross_section",
+        "a position within the feature grid, where the database's water is: [" +
+            app::json_text(json(x_first)) + ", " + app::json_text(json(x_last)) + "] m",
+        app::json_text(json(p.cross_section)));
   for (const FixedSlice& f : p.fixed) {
     if (f.slice >= static_cast<std::size_t>(p.slice_count))
       throw ConfigError(run.origin({"fixed", "slices.count"}), "/fixed",
@@ -603,7 +605,7 @@ void clamp_target(Eigen::VectorXd& target, const Eigen::VectorXd& heights, const
     const double excess = std::max(hlo - t, t - hhi);
     if (excess > p.target_tolerance) {
       throw ConfigError(
-          run.origin({"target", "cross_section", "slices"}), "/target",
+          run.origin({"target", "cross_section", "slices", "density", "grid"}), "/target",
           "heights within the database's range at s = " + std::to_string(p.cross_section) +
               " m: [" + std::to_string(hlo) + ", " + std::to_string(hhi) + "] m (± tolerance " +
               std::to_string(p.target_tolerance) + " m)" +

@@ -1200,3 +1200,14 @@ TEST_CASE("configs/cloth/run.sh gives mesh-export the common flags only") {
                                  " --sequence flag_000 -o "));
   CHECK(lines.back().ends_with("flag.####.obj -q --threads 1 --log-format=json"));
 }
+
+TEST_CASE("cloth-train: a collider switched on by --set is what its start check names") {
+  TempDir dir;
+  const auto config = dir / "c.json";
+  std::ofstream(config) << R"({"cloth": {"ground": {"height": 10.0}}})";
+  const auto r = run_command(kTool + " simulate --dry-run -c " + config.string() +
+                             " --set cloth.ground.enabled=true -o " + (dir / "t.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--set cloth.ground.enabled: /cloth/ground/height: expected a ground") !=
+        std::string::npos);
+}

@@ -382,3 +382,24 @@ TEST_CASE("mps-gen: the same bytes with the baseline vector code as with the CPU
   CHECK(r.err.find("DATADYN_SIMD") != std::string::npos);
   CHECK(!std::filesystem::exists(dir / "bad.h5"));
 }
+
+TEST_CASE("mps-gen: a check across keys names the --set that broke it, not the config file") {
+  // The config alone passes both checks; the --set of another key than the one reported is
+  // what fails them, so the message must start with it.
+  TempDir dir;
+  const auto config = dir / "db.json";
+  const std::string out = " -o " + (dir / "db.h5").string();
+  std::ofstream(config) << R"({"solver": {"time_step": "fixed", "dt": 0.0001, "dt_min": 0.0005}})";
+  auto r = run_command(kMpsGen + " --dry-run -c " + config.string() +
+                       " --set solver.time_step=courant" + out);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--set solver.time_step: /solver/dt_min: expected a step <= solver.dt") !=
+        std::string::npos);
+  // A deeper tank (its floor 1 m lower) makes every column fall faster than a fixed step allows.
+  std::ofstream(config) << R"({"solver": {"time_step": "fixed", "dt": 0.0005}})";
+  r = run_command(kMpsGen + " --dry-run -c " + config.string() +
+                  " --set scene.tank.vertices.0.1=-1 --set scene.tank.vertices.1.1=-1" + out);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--set scene.tank.vertices.0.1, --set scene.tank.vertices.1.1: /solver/dt: "
+                   "expected a step <= ") != std::string::npos);
+}

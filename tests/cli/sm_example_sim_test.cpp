@@ -713,3 +713,20 @@ TEST_CASE("configs/elastic/run.sh logs only warnings and errors, as its tools ru
   CHECK(r.err.empty());
   CHECK(r.out.find("cuboid.pc2 cuboid.usda") != std::string::npos);
 }
+
+TEST_CASE("sm-example-sim: a body renamed by --set to another body's name is what is named") {
+  TempDir dir;
+  const auto config = dir / "two.json";
+  const auto defaults = run_command(kSim + " --print-config");
+  REQUIRE(defaults.exit_code == 0);
+  auto c = nlohmann::json::parse(defaults.out);
+  c["bodies"].push_back(c["bodies"][0]);
+  c["bodies"][0]["name"] = "a";
+  c["bodies"][1]["name"] = "b";
+  std::ofstream(config) << c.dump();
+  const auto r = run_command(kSim + " --dry-run -c " + config.string() +
+                             " --set bodies.0.name=b -o " + (dir / "x.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--set bodies.0.name: /bodies/1/name: expected a name no other body has "
+                   "(body 0 has it)") != std::string::npos);
+}

@@ -409,6 +409,12 @@ TEST_CASE("wave-edit: bad databases and bad edits are clear errors that write no
   r = edit("edit.json", " --set target.points=[[0,0.9]]", "w.h5");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("--set target.points: /target: expected heights within") != std::string::npos);
+  // The heights range is the database's surface at density.iso_fraction: a --set of it is what
+  // puts the config's target outside.
+  r = edit("edit.json", " --set density.iso_fraction=0.99", "w.h5");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--set density.iso_fraction: /target: expected heights within") !=
+        std::string::npos);
   // A cross-section beyond the database's water: every height there was the grid edge's, and the
   // error blamed /target with a range of no water.
   r = edit("edit.json", " --set cross_section=50", "w.h5");
