@@ -97,8 +97,9 @@ struct MatchedMesh {
   TextureCoordinates uv;    // the file's texture coordinates, face-varying, or empty
   Triangles uv_triangles;
   Quads uv_quads;
-  Eigen::Matrix3d to_file = Eigen::Matrix3d::Identity();  // to_file_frame
-  double scale = 1;                                       // match.scale: units per metre
+  Eigen::Matrix3d rotation = Eigen::Matrix3d::Identity();  // to_file_frame(1, up axis)
+  double scale = 1;                                        // match.scale: units per metre
+  Eigen::Matrix3d to_file() const { return scale * rotation; }
 };
 
 /// The point arrays a match turns into the file's frame (docs/cache-format.md, Sequences): a
@@ -350,7 +351,7 @@ class FrameSource {
     Points3 x = to_points3(seq_.positions(f));
     require_finite_rows(x, where_ + "/points/position: frame " + std::to_string(seq_.frames()[f]));
     x = kept(x);
-    if (job_.match) x = x * job_.match->to_file.transpose();
+    if (job_.match) x = x * job_.match->to_file().transpose();
     return x;
   }
 
@@ -373,8 +374,7 @@ class FrameSource {
                       (it != static_.end() ? "" : ": frame " + std::to_string(seq_.frames()[f])));
     v.values = kept(v.values);
     if (job_.match && v.values.cols() == 3 && turned_by_match(name)) {
-      const Eigen::Matrix3d m =
-          name == "velocity" ? job_.match->to_file : job_.match->to_file / job_.match->scale;
+      const Eigen::Matrix3d m = name == "velocity" ? job_.match->to_file() : job_.match->rotation;
       v.values = (v.values.cast<double>() * m.transpose()).cast<float>();
     }
     return v;
@@ -571,6 +571,14 @@ void plan_frames(const MeshExportParams& params, const SequenceReader& seq, Expo
   }
 }
 
+/// Values per vertex of a point array: the product of its axes after the frame and point axes.
+std::size_t components(const SequenceReader& seq, const std::string& path) {
+  const Shape shape = seq.shape(path);
+  std::size_t comps = 1;
+  for (std::size_t i = seq.is_per_frame(path) ? 2 : 1; i < shape.size(); ++i) comps *= shape[i];
+  return comps;
+}
+
 /// Says how the attributes of a matched export arrive: velocity and normal in the file's frame
 /// (and velocity in its units), any other 3-component array as it is, with a warning, since a
 /// vector in metres, Y up, on a mesh in centimetres, Z up, points the wrong way.
@@ -579,8 +587,7 @@ void note_matched_attributes(const SequenceReader& seq, const std::string& where
                              const NoteCallback& note) {
   std::string turned, kept;
   for (const auto& a : job.attributes) {
-    const Shape shape = seq.shape("points/" + a);
-    if (shape.back() != 3 || shape.size() != (seq.is_per_frame("points/" + a) ? 3u : 2u)) continue;
+    if (components(seq, "points/" + a) != 3) continue;
     std::string& list = turned_by_match(a) ? turned : kept;
     list += (list.empty() ? "" : ", ") + a;
   }
@@ -620,8 +627,7 @@ void plan_attributes(const MeshExportParams& params, const SequenceReader& seq, 
                       return s.empty() ? std::string("none") : s;
                     }());
     const Shape shape = seq.shape(path);
-    std::size_t comps = 1;
-    for (std::size_t i = seq.is_per_frame(path) ? 2 : 1; i < shape.size(); ++i) comps *= shape[i];
+    const std::size_t comps = components(seq, path);
     if (scalar && comps != 1)
       throw IoError(where + "/" + path + ": expected one value per vertex for colours, got " +
                     std::to_string(comps) + " " + shape_string(shape));
@@ -1063,7 +1069,7 @@ void plan_match(const MeshExportParams& params, const SequenceReader& seq, Expor
   matched->vertex = m.point;
   keep_quads(mesh, *matched);
   if (!mesh.uv.empty()) matched->uv = mesh.uv.coordinates.cast<float>();
-  matched->to_file = to_file_frame(mp.scale, z_up);
+  matched->rotation = to_file_frame(1, z_up);
   matched->scale = mp.scale;
   const Eigen::Index tris = matched->triangles.rows(), quads = matched->quads.rows();
   const std::string faces =

@@ -1029,6 +1029,7 @@ TEST_CASE("export: match.file gives the files its vertices, faces and texture co
               .maxCoeff() <= 2e-4);
     const Eigen::Vector3d n(ply.vertex.at("nx").at(k), ply.vertex.at("ny").at(k),
                             ply.vertex.at("nz").at(k));
+    // Exact: the turn to Z up only moves and negates components, and a normal is not scaled.
     CHECK((n - Eigen::Vector3d(0, 0, 1)).cwiseAbs().maxCoeff() == 0.0);
   }
   {
