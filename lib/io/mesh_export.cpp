@@ -369,6 +369,7 @@ class FrameSource {
     VertexAttribute v;
     v.name = name;
     v.values = a.matrix();
+    v.is_static = it != static_.end();
     require_finite_rows(
         v.values, where_ + "/" + path +
                       (it != static_.end() ? "" : ": frame " + std::to_string(seq_.frames()[f])));

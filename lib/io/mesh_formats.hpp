@@ -65,6 +65,9 @@ using Metadata = std::vector<std::pair<std::string, std::string>>;
 struct VertexAttribute {
   std::string name;
   Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> values;
+  /// The values do not change over the frames (the cache holds them once): a USDA layer writes
+  /// them once, not as time samples.
+  bool is_static = false;
 };
 
 /// #V by 3 vertex colours, 0-255 (PLY red/green/blue).

@@ -237,21 +237,40 @@ void UsdaWriter::write_frame(double time_code, const PolygonMesh& mesh,
     if (c != 1 && c != 3)
       throw IoError(path_.string() + ": primvar " + a.name +
                     ": expected 1 or 3 components per vertex, got " + std::to_string(c));
-    Spool& s =
-        spool((c == 1 ? "float[] primvars:" : "float3[] primvars:") + usda_identifier(a.name),
-              "interpolation = \"vertex\"");
-    append_time(buf, time_code);
-    buf += '[';
-    for (Eigen::Index i = 0; i < n; ++i) {
-      if (i) buf += ", ";
-      if (c == 1)
-        text::append_number(buf, a.values(i, 0));
-      else
-        append_tuple(buf, a.values(i, 0), a.values(i, 1), a.values(i, 2));
-      if (buf.size() > (1u << 20)) flush_to(s);
+    const std::string declaration =
+        (c == 1 ? "float[] primvars:" : "float3[] primvars:") + usda_identifier(a.name);
+    auto values = [&](std::string& out, Spool* s) {
+      out += '[';
+      for (Eigen::Index i = 0; i < n; ++i) {
+        if (i) out += ", ";
+        if (c == 1)
+          text::append_number(out, a.values(i, 0));
+        else
+          append_tuple(out, a.values(i, 0), a.values(i, 1), a.values(i, 2));
+        if (s && out.size() > (1u << 20)) flush_to(*s);
+      }
+      out += ']';
+    };
+    const bool known_static = std::find(static_attributes_.begin(), static_attributes_.end(),
+                                        declaration) != static_attributes_.end();
+    if (a.is_static && frames_ == 0) {
+      // Held once by the cache: one value for all times, not the same array in every frame.
+      static_primvars_ += "        " + declaration + " = ";
+      values(static_primvars_, nullptr);
+      static_primvars_ += " (\n            interpolation = \"vertex\"\n        )\n";
+      static_attributes_.push_back(declaration);
+    } else if (a.is_static != known_static) {
+      throw IoError(path_.string() + ": " + declaration + ": " +
+                    (known_static ? "static in the first frame, per frame at time "
+                                  : "per frame in the first frame, static at time ") +
+                    std::to_string(time_code));
+    } else if (!a.is_static) {
+      Spool& s = spool(declaration, "interpolation = \"vertex\"");
+      append_time(buf, time_code);
+      values(buf, &s);
+      buf += ",\n";
+      flush_to(s);
     }
-    buf += "],\n";
-    flush_to(s);
   }
   if (colors) {
     Spool& s = spool("color3f[] primvars:displayColor", "interpolation = \"vertex\"");
@@ -296,6 +315,7 @@ void UsdaWriter::commit() {
   h += "        uniform token subdivisionScheme = \"none\"\n";
   h += "        uniform token orientation = \"rightHanded\"\n";
   h += static_faces_;
+  h += static_primvars_;
   out.write(h);
 
   std::vector<char> chunk(1 << 20);

@@ -16,7 +16,8 @@
 ///                                                     changes per frame, e.g. water)
 ///       point3f[] points.timeSamples, float3[] extent.timeSamples, normal3f[] normals.timeSamples
 ///       (vertex interpolation, when asked for)
-///       primvars:<attribute> (interpolation = "vertex"), primvars:displayColor,
+///       primvars:<attribute> (interpolation = "vertex"; time-sampled, or a single value for an
+///       attribute the cache holds once), primvars:displayColor,
 ///       texCoord2f[] primvars:st (static; vertex interpolation, or faceVarying with
 ///       int[] primvars:st:indices) for a mesh with texture coordinates
 ///   } }
@@ -62,9 +63,10 @@ class UsdaWriter {
 
   /// Appends the samples of one frame at `time_code` (increasing): points, extent, faces (varying
   /// topology, or the first frame's as static faces, with the first frame's texture coordinates
-  /// as primvars:st), and per-vertex primvars (float[] for one
-  /// component, float3[] for three) and `primvars:displayColor` from `colors`. The attributes and
-  /// colours must be the same set on every frame.
+  /// as primvars:st), and per-vertex primvars (float[] for one component, float3[] for three;
+  /// a static attribute once, from the first frame, as an unsampled value) and
+  /// `primvars:displayColor` from `colors`. The attributes and colours must be the same set on
+  /// every frame.
   void write_frame(double time_code, const PolygonMesh& mesh,
                    const std::vector<VertexAttribute>& attributes = {},
                    const VertexColors* colors = nullptr);
@@ -82,6 +84,8 @@ class UsdaWriter {
   std::size_t frames_ = 0;
   Eigen::Index points_ = 0;
   std::string static_faces_;
+  std::string static_primvars_;                 ///< the static attributes' declarations
+  std::vector<std::string> static_attributes_;  ///< and their names
   std::vector<std::unique_ptr<Spool>> spools_;
 };
 

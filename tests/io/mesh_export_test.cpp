@@ -181,7 +181,13 @@ TEST_CASE("export: USDA with fixed topology is well formed and holds every frame
         CHECK(std::abs(samples[f].second.items[i].items[d].number -
                        test::cloth_position(i, f + 1)[d]) <= kTol);
   }
-  CHECK(mesh->attributes.at("primvars:stiffness").samples.size() == 4);
+  // The cache holds the stiffness once: one value for all times, not four copies.
+  const auto& stiffness = mesh->attributes.at("primvars:stiffness");
+  CHECK(stiffness.samples.empty());
+  REQUIRE(stiffness.has_default);
+  CHECK(stiffness.metadata.at("interpolation").text == "vertex");
+  REQUIRE(stiffness.value.items.size() == 20);
+  for (int i = 0; i < 20; ++i) CHECK(stiffness.value.items[i].number == 100 + 10 * i);
   // Vertex normals in every frame, for smooth shading: the sheet is the surface
   // y = 0.05 sin(3x + 2t) + 0.01 f, whose upward unit normal is (-h', 1, 0)/|.|, h' = 0.15
   // cos(3x + 2t). Area-weighted normals of the triangulated grid (spacing 0.1) differ from it by

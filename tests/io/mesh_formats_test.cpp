@@ -424,6 +424,40 @@ TEST_CASE("usda: fixed topology parses, with time-sampled points, extents and me
   CHECK(primvar.samples[2].second.items[0].number == 3);
 }
 
+TEST_CASE("usda: a static attribute is one unsampled value, and one that changes kind is refused") {
+  TempDir dir;
+  const PolygonMesh m = random_mesh(10, 4, 0, 1);
+  const VertexAttribute mass{"mass", Eigen::MatrixXf::Constant(10, 1, 2.5f), true};
+  const VertexAttribute heat{"heat", Eigen::MatrixXf::Constant(10, 1, 1.0f), false};
+  {
+    UsdaWriter w(dir / "s.usda", UsdaStage{}, "m", false);
+    w.write_frame(1, m, {mass, heat});
+    w.write_frame(2, m, {mass, heat});
+    w.commit();
+  }
+  const auto layer = test::read_usda(dir / "s.usda");
+  const auto& mesh = *layer.prims[0].child("m");
+  const auto& a = mesh.attributes.at("primvars:mass");
+  CHECK(a.type == "float[]");
+  REQUIRE(a.has_default);
+  CHECK(a.samples.empty());
+  REQUIRE(a.value.items.size() == 10);
+  CHECK(a.value.items[9].number == 2.5);
+  CHECK(a.metadata.at("interpolation").text == "vertex");
+  CHECK(mesh.attributes.at("primvars:heat").samples.size() == 2);
+
+  // An attribute that is static in one frame and per frame in another is no attribute of a cache.
+  const auto refused = [&](const VertexAttribute& first, const char* message) {
+    UsdaWriter w(dir / "k.usda", UsdaStage{}, "m", false);
+    w.write_frame(1, m, {first});
+    VertexAttribute later = first;
+    later.is_static = !first.is_static;
+    CHECK_THROWS_WITH_AS(w.write_frame(2, m, {later}), doctest::Contains(message), IoError);
+  };
+  refused(mass, "primvars:mass: static in the first frame");
+  refused(heat, "primvars:heat: per frame in the first frame");
+}
+
 TEST_CASE("usda: varying topology time-samples the faces, and a fixed one rejects a new count") {
   TempDir dir;
   {
