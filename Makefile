@@ -27,13 +27,15 @@ configure: $(BUILD_DIR)/CMakeCache.txt
 build: deps configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
-# Tests that need Blender or ParaView carry the CTest label `clients`; `make test-clients`
-# installs both and runs them. The Slurm test carries `farm`; `make test-farm` installs Slurm.
+# Tests that need Blender, ParaView or TinyUSDZ carry the CTest label `clients`; `make
+# test-clients` installs them (TinyUSDZ from the npm registry, run by Node.js) and runs them. The Slurm test carries `farm`; `make test-farm` installs Slurm.
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -LE 'clients|farm'
 
 test-clients: build
 	@scripts/deps.sh --extra blender paraview python3-paraview
+	@command -v npm >/dev/null || scripts/deps.sh --extra nodejs npm
+	tests/clients/fetch_tinyusdz.sh $(BUILD_DIR)/tests/clients/tinyusdz
 	cd $(BUILD_DIR) && ctest --output-on-failure -L clients
 
 test-farm: build

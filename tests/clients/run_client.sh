@@ -1,8 +1,8 @@
 #!/bin/sh
 # Generates the input of a client test with mesh-export, then runs the client's check script.
-# Usage: run_client.sh blender|paraview SCRIPT_DIR CACHE_TOOL MESH_EXPORT WORK_DIR
+# Usage: run_client.sh blender|paraview|tinyusdz SCRIPT_DIR CACHE_TOOL MESH_EXPORT WORK_DIR [TINYUSDZ_DIR]
 set -eu
-client=$1 scripts=$2 make_cache=$3 mesh_export=$4 work=$5
+client=$1 scripts=$2 make_cache=$3 mesh_export=$4 work=$5 tinyusdz=${6:-}
 frames=6
 
 rm -rf "$work"
@@ -33,6 +33,17 @@ paraview)
   "$mesh_export" -q -i cache.h5 --sequence drops -o drops.xmf
   # ParaView's Xdmf3 reader needs a directory part in the path.
   pvpython "$scripts/paraview_check.py" ./cloth.xmf ./water.xmf $frames ./drops.xmf
+  ;;
+tinyusdz)
+  command -v node >/dev/null || { echo "node is not installed (make test-clients installs it)" >&2; exit 1; }
+  [ -f "$tinyusdz/tinyusdz.wasm" ] ||
+    { echo "no TinyUSDZ in '$tinyusdz' (make test-clients fetches it)" >&2; exit 1; }
+  "$mesh_export" -q -i cache.h5 --sequence cloth --set attributes=stiffness,velocity -o cloth.usda
+  "$mesh_export" -q -i seams.h5 --sequence sheet -o sheet.usda
+  "$mesh_export" -q -i cache.h5 --sequence cloth --set match.file=cloth_rest.obj \
+    --set match.scale=100 --set match.up_axis=Z -o cloth_match.usda
+  "$mesh_export" -q -i cache.h5 --sequence water -o water.usda
+  node "$scripts/usd_check.mjs" "$tinyusdz" "$work" $frames
   ;;
 *)
   echo "unknown client $client" >&2
