@@ -535,14 +535,19 @@ void ConfigReader::fail_at(const Raw& r, const std::string& key, const std::stri
   throw ConfigError(r.origin, pointer_ + "/" + key, expected, got);
 }
 
-void ConfigReader::fail(const std::string& key, const std::string& expected,
-                        const std::vector<std::string>& depends_on) const {
-  Raw r = raw(key);
+ConfigReader::Raw ConfigReader::depending(Raw r, const std::string& key,
+                                          const std::vector<std::string>& depends_on) const {
   if (!depends_on.empty()) {
     std::vector<std::string> keys = depends_on;
     keys.push_back(dotted(key));
     r.origin = origins()(keys);
   }
+  return r;
+}
+
+void ConfigReader::fail(const std::string& key, const std::string& expected,
+                        const std::vector<std::string>& depends_on) const {
+  const Raw r = depending(raw(key), key, depends_on);
   // A --set shows its text as given: unquoted where it is JSON (`[5,5]`), quoted where it was
   // read as a string (`"[5,5,x]"`).
   std::string got;

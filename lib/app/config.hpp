@@ -167,12 +167,14 @@ class ConfigReader {
   /// Reads a list of objects: when present it replaces `items` (each element starts from
   /// `prototype` and is read by `read`); when absent each default element is read to record it.
   /// A list longer than `max_items` fails before any element is read; `max_reason` says where the
-  /// bound comes from when another key sets it (" (one per slice: slices.count = 24)").
+  /// bound comes from when other keys set it (" (one per slice: slices.count = 24)"), and
+  /// `max_depends_on` lists those keys (dotted, as for fail()) so that their --sets are named.
   template <class T>
   void get_list(const std::string& key, std::vector<T>& items, const T& prototype,
                 const std::function<void(ConfigReader&, T&)>& read,
                 std::size_t max_items = static_cast<std::size_t>(-1),
-                const std::string& max_reason = {});
+                const std::string& max_reason = {},
+                const std::vector<std::string>& max_depends_on = {});
 
   /// Checks that every key in the document and every --set was used; throws ConfigError naming
   /// the first unknown one and the nearest known key. Call once after reading everything.
@@ -220,6 +222,8 @@ class ConfigReader {
     std::string origin;                     // file name or "--set a.b"
   };
   Raw raw(const std::string& key) const;
+  /// `r` of `key` with the origin of a check across keys: the --sets of `depends_on` and of key.
+  Raw depending(Raw r, const std::string& key, const std::vector<std::string>& depends_on) const;
   /// `list` (the key's list as given, or its default) with the `--set key.<i>=value` overrides of
   /// its elements applied (each must exist: a --set cannot add one); `r.origin` becomes the last
   /// such --set's, for messages. Unchanged when there are none.
@@ -478,7 +482,8 @@ void ConfigReader::get_enum(const std::string& key, E& value,
 template <class T>
 void ConfigReader::get_list(const std::string& key, std::vector<T>& items, const T& prototype,
                             const std::function<void(ConfigReader&, T&)>& read,
-                            std::size_t max_items, const std::string& max_reason) {
+                            std::size_t max_items, const std::string& max_reason,
+                            const std::vector<std::string>& max_depends_on) {
   const Raw r = raw(key);
   if (r.override) {
     // `--set key=[]` empties the list (no examples, no fixed slices); an element is set by its
@@ -497,7 +502,8 @@ void ConfigReader::get_list(const std::string& key, std::vector<T>& items, const
     if (!r.value->is_array()) fail_at(r, key, "a list of objects", json_text(*r.value));
     // Before the elements: reading 10^5 of them took seconds before the length was checked.
     if (r.value->size() > max_items)
-      fail_at(r, key, "a list of at most " + std::to_string(max_items) + " objects" + max_reason,
+      fail_at(depending(r, key, max_depends_on), key,
+              "a list of at most " + std::to_string(max_items) + " objects" + max_reason,
               json_text(*r.value));
     items.assign(r.value->size(), prototype);
   }

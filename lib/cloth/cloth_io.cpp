@@ -438,7 +438,12 @@ void read_cloth_params(app::ConfigReader& r, ClothParams& p) {
   sc.get("enabled", p.self_collision.enabled);
   // Pairs closer than 1.5 thicknesses at rest are never tested: beyond 5 spacings, that would
   // leave the folds of a cloth of a few dozen rows untested.
-  sc.get("thickness", p.self_collision.thickness, app::Range{0.0, 5.0 * p.spacing});
+  sc.get("thickness", p.self_collision.thickness, app::non_negative());
+  if (p.self_collision.thickness > 5.0 * p.spacing)
+    sc.fail("thickness",
+            fmt::format("a number in [0, {}] (5 spacings: cloth.spacing = {} m)", 5.0 * p.spacing,
+                        p.spacing),
+            {r.dotted("spacing")});
   r.get("force_scale", p.force_scale, positive());
   r.get("velocity_scale", p.velocity_scale, positive());
   if (p.axis_u.norm() == 0.0) r.fail("axis_u", "a non-zero vector");

@@ -384,7 +384,7 @@ void read_simulate_config(ConfigReader& r, SimulateConfig& c) {
       m.fail("joints",
              "one joint name per bone (" + std::to_string(c.sim.chain.lengths.size()) +
                  ", as bones.lengths)",
-             {"bones.lengths"});
+             {"bones.lengths", m.dotted("kind")});
   }
 }
 

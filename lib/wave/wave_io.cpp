@@ -131,7 +131,12 @@ void read_edit_params(app::ConfigReader& r, EditParams& p) {
       "fixed", p.fixed, FixedSlice{},
       [&](ConfigReader& f, FixedSlice& x) {
         int slice = static_cast<int>(x.slice);
-        f.get("slice", slice, in_range(0, p.slice_count - 1));
+        f.get("slice", slice, at_least(0));
+        if (slice >= p.slice_count)
+          f.fail("slice",
+                 "a slice index in [0, " + std::to_string(p.slice_count - 1) +
+                     "] (slices.count = " + std::to_string(p.slice_count) + ")",
+                 {s.dotted("count")});
         // A slice fixed twice: the later entry won silently.
         if (std::find(fixed_slices.begin(), fixed_slices.end(), slice) != fixed_slices.end())
           f.fail("slice", "a slice no other entry of /fixed names");
@@ -140,7 +145,8 @@ void read_edit_params(app::ConfigReader& r, EditParams& p) {
         f.get("simulation", x.simulation, at_least(-1));
       },
       static_cast<std::size_t>(p.slice_count),
-      " (one per slice: slices.count = " + std::to_string(p.slice_count) + ")");
+      " (one per slice: slices.count = " + std::to_string(p.slice_count) + ")",
+      {s.dotted("count")});
   r.get_enum("method", p.method,
              {{"optimal", SelectionMethod::Optimal}, {"greedy", SelectionMethod::Greedy}});
   if (p.method == SelectionMethod::Greedy && p.fixed.empty())

@@ -860,8 +860,9 @@ TEST_CASE("cloth-train: cloth.self_collision reaches the solver and the stored r
   r = run_command(kTool + scene + " --set cloth.self_collision.thickness=0.6 -o " +
                   (dir / "bad.h5").string());
   CHECK(r.exit_code == 2);
-  CHECK(r.err.find("/cloth/self_collision/thickness: expected a number in [0, 0.5], got 0.6") !=
-        std::string::npos);
+  CHECK(r.err.find("--set cloth.spacing, --set cloth.self_collision.thickness: "
+                   "/cloth/self_collision/thickness: expected a number in [0, 0.5] (5 spacings: "
+                   "cloth.spacing = 0.1 m), got 0.6") != std::string::npos);
   CHECK(!std::filesystem::exists(dir / "bad.h5"));
 }
 
@@ -1201,13 +1202,21 @@ TEST_CASE("configs/cloth/run.sh gives mesh-export the common flags only") {
   CHECK(lines.back().ends_with("flag.####.obj -q --threads 1 --log-format=json"));
 }
 
-TEST_CASE("cloth-train: a collider switched on by --set is what its start check names") {
+TEST_CASE("cloth-train: a check across keys names the --set of the key its bound comes from") {
   TempDir dir;
   const auto config = dir / "c.json";
-  std::ofstream(config) << R"({"cloth": {"ground": {"height": 10.0}}})";
-  const auto r = run_command(kTool + " simulate --dry-run -c " + config.string() +
-                             " --set cloth.ground.enabled=true -o " + (dir / "t.h5").string());
-  CHECK(r.exit_code == 2);
-  CHECK(r.err.find("--set cloth.ground.enabled: /cloth/ground/height: expected a ground") !=
-        std::string::npos);
+  // Each config passes alone; the --set of another key than the one reported breaks it.
+  const auto refused = [&](const char* json, const std::string& set, const std::string& message) {
+    std::ofstream(config) << json;
+    const auto r = run_command(kTool + " simulate --dry-run -c " + config.string() + " --set " +
+                               set + " -o " + (dir / "t.h5").string());
+    CHECK(r.exit_code == 2);
+    CHECK_MESSAGE(r.err.find(message) != std::string::npos, r.err);
+  };
+  refused(R"({"cloth": {"ground": {"height": 10.0}}})", "cloth.ground.enabled=true",
+          "--set cloth.ground.enabled: /cloth/ground/height: expected a ground");
+  // 0.05 m is within 5 default spacings (0.104 m) but not 5 of 5 mm.
+  refused(R"({"cloth": {"self_collision": {"thickness": 0.05}}})", "cloth.spacing=0.005",
+          "--set cloth.spacing: /cloth/self_collision/thickness: expected a number in [0, 0.025] "
+          "(5 spacings: cloth.spacing = 0.005 m), got 0.05");
 }

@@ -492,6 +492,14 @@ TEST_CASE(
                   (dir / "x.h5").string());
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/motion/kind: expected \"bvh\" with motion.file") != std::string::npos);
+  // The joints are counted only for a capture: a --set of the kind that asks for one is named.
+  std::ofstream(dir / "two.json") << R"({"bones": {"lengths": [0.5, 0.4]}})";
+  r = run_command(kSpringFit + " simulate -q -c " + (dir / "two.json").string() +
+                  " --set motion.kind=bvh --set motion.file=" + bvh + " -o " +
+                  (dir / "x.h5").string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--set motion.kind: /motion/joints: expected one joint name per bone (2, as "
+                   "bones.lengths)") != std::string::npos);
   CHECK(!std::filesystem::exists(dir / "x.h5"));
 }
 

@@ -375,7 +375,13 @@ TEST_CASE("wave-edit: bad databases and bad edits are clear errors that write no
 
   r = edit("edit.json", " --set fixed.0.slice=7", "z.h5");
   CHECK(r.exit_code == 2);
-  CHECK(r.err.find("/fixed/0/slice: expected an integer in [0, 4], got 7") != std::string::npos);
+  CHECK(r.err.find("--set fixed.0.slice: /fixed/0/slice: expected a slice index in [0, 4] "
+                   "(slices.count = 5), got 7") != std::string::npos);
+  // The bound is slices.count's: a --set of it that leaves the config's slice 2 behind is named.
+  r = edit("edit.json", " --set slices.count=2", "z.h5");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--set slices.count: /fixed/0/slice: expected a slice index in [0, 1] "
+                   "(slices.count = 2), got 2") != std::string::npos);
   // A slice fixed twice: the later entry won silently.
   std::ofstream(dir / "twice.json") << config(R"(, "fixed": [{"slice": 2}, {"slice": 2}])");
   r = edit("twice.json", "", "z.h5");
@@ -391,6 +397,10 @@ TEST_CASE("wave-edit: bad databases and bad edits are clear errors that write no
   CHECK(
       r.err.find("/fixed: expected a list of at most 5 objects (one per slice: slices.count = 5), "
                  "got [") != std::string::npos);
+  r = edit("twice.json", " --set slices.count=1", "z.h5");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--set slices.count: /fixed: expected a list of at most 1 objects") !=
+        std::string::npos);
   r = edit("edit.json", " --set slices.count=9000", "z.h5");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/slices/count: expected an integer in [1, 4096]") != std::string::npos);
