@@ -1064,7 +1064,7 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
   if (inputs.empty()) throw UsageError("-i/--input: give the target cache(s) from simulate");
   const auto out = ctx.output();  // its directory checked before the inputs are read
   const int f = config.dsds_factor;
-  const std::vector<TrainingRun> seqs = read_training_runs(inputs, f);
+  std::vector<TrainingRun> seqs = read_training_runs(inputs, f);
   const RunSplit split = split_runs(ctx, config, seqs.size());
   const std::vector<std::size_t>& order = split.order;
   const std::size_t n_test = split.test;
@@ -1081,7 +1081,7 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
   app::Progress pairing(simulated ? "miniature" : "run", seqs.size());
   std::vector<cloth::PatchPairs> train_parts, test_parts;
   for (std::size_t i = 0; i < order.size(); ++i) {
-    const TrainingRun& s = seqs[order[i]];
+    TrainingRun& s = seqs[order[i]];
     const bool is_test = i >= order.size() - n_test;
     (is_test ? model.test_sequences : model.train_sequences).push_back(s.name);
     auto& parts = is_test ? test_parts : train_parts;
@@ -1090,7 +1090,7 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
       ClothParams mp = miniature_params(s.params, f);
       mp.frames = static_cast<int>(s.frames.size());
       std::vector<Points3> mini = simulate_frames(mp, s.name + " (miniature)");
-      std::vector<Points3> target = s.frames;
+      std::vector<Points3> target = std::move(s.frames);
       if (config.max_departure > 0) {
         // The frames before it; at least 3, the fewest that give pairs.
         const std::size_t departs = first_departure(target, mini, s.grid, config.max_departure);
@@ -1108,14 +1108,18 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
     } else {
       parts.push_back(training_pairs(s.frames, s.grid, config.features));
     }
+    std::vector<Points3>().swap(s.frames);  // its pairs hold what training needs of it
     pairing.tick();
   }
   pairing.finish();
-  auto dataset = [](const std::vector<cloth::PatchPairs>& parts) {
+  // Training holds one copy of the pairs: each run's frames are released once paired, its pairs
+  // once joined, and train_mlp standardises the joined sets in place.
+  auto dataset = [](std::vector<cloth::PatchPairs>& parts) {
     PatchPairs all = concatenate(parts);
+    std::vector<cloth::PatchPairs>().swap(parts);
     return learn::Dataset{std::move(all.x), std::move(all.y)};
   };
-  const learn::Dataset train = dataset(train_parts), test = dataset(test_parts);
+  learn::Dataset train = dataset(train_parts), test = dataset(test_parts);
   spdlog::info("{} training pairs from {}, {} test pairs from {}", train.size(),
                app::counted(model.train_sequences.size(), "sequence", "sequences"), test.size(),
                app::counted(model.test_sequences.size(), "sequence", "sequences"));
@@ -1158,7 +1162,7 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
   // A resumed training goes on counting from its checkpoint's epoch (it counted from 1 again).
   if (resume) progress.start_at(static_cast<std::size_t>(resume->state.epoch));
   auto result = learn::train_mlp(
-      train, test, config.train,
+      std::move(train), std::move(test), config.train,
       [&](const learn::EpochReport& e) {
         progress.tick(1, "train " + format("%.3e", e.train_loss) + " test " +
                              format("%.3e", e.test_loss) + " m^2");

@@ -20,8 +20,7 @@ namespace datadyn::learn {
 /// with the vectors of `level` (core/simd.hpp; the same bits at every level).
 /// @param x #in by n; returns #out by n
 /// @pre simd_level_supported(level)
-Eigen::MatrixXf lane_forward(const Mlp<float>& net, const Standardizer& in,
-                             const Standardizer& out, const Eigen::Ref<const Eigen::MatrixXf>& x,
-                             SimdLevel level);
+Eigen::MatrixXf lane_forward(const Mlp<float>& net, const Standardizer& in, const Standardizer& out,
+                             const Eigen::Ref<const Eigen::MatrixXf>& x, SimdLevel level);
 
 }  // namespace datadyn::learn

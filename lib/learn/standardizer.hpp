@@ -43,6 +43,15 @@ struct Standardizer {
     const auto inv = std.cwiseInverse().cast<Scalar>().eval();
     return ((x.colwise() - m).array().colwise() * inv.array()).matrix();
   }
+  /// apply() on x itself, with the same arithmetic (the same bits), without a second copy of a
+  /// training set.
+  template <class Scalar>
+  void apply_in_place(Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>& x) const {
+    const auto m = mean.cast<Scalar>().eval();
+    const auto inv = std.cwiseInverse().cast<Scalar>().eval();
+    x.colwise() -= m;
+    x.array().colwise() *= inv.array();
+  }
   /// x std + mean, column by column (inverse of apply).
   template <class Scalar>
   Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic> invert(

@@ -43,7 +43,7 @@ double output_mse(const Eigen::VectorXd& row_sums, const Standardizer& out, Eige
 
 }  // namespace
 
-TrainResult train_mlp(const Dataset& train, const Dataset& test, const TrainParams& params,
+TrainResult train_mlp(Dataset train, Dataset test, const TrainParams& params,
                       const EpochCallback& on_epoch, const CheckpointCallback& on_checkpoint,
                       const TrainResult* resume) {
   DATADYN_CHECK_GT(train.size(), 0);
@@ -52,9 +52,12 @@ TrainResult train_mlp(const Dataset& train, const Dataset& test, const TrainPara
   TrainResult result;
   result.input = Standardizer::fit(train.x);
   result.output = Standardizer::fit(train.y);
-  const MatrixF xs = result.input.apply(train.x), ys = result.output.apply(train.y);
-  const MatrixF xt = test.size() ? result.input.apply(test.x) : MatrixF(train.x.rows(), 0);
-  const MatrixF yt = test.size() ? result.output.apply(test.y) : MatrixF(train.y.rows(), 0);
+  if (test.size() == 0) test = Dataset{MatrixF(train.x.rows(), 0), MatrixF(train.y.rows(), 0)};
+  for (Dataset* d : {&train, &test}) {
+    result.input.apply_in_place(d->x);
+    result.output.apply_in_place(d->y);
+  }
+  const MatrixF &xs = train.x, &ys = train.y, &xt = test.x, &yt = test.y;
 
   std::vector<int> sizes{static_cast<int>(train.x.rows())};
   sizes.insert(sizes.end(), params.hidden.begin(), params.hidden.end());

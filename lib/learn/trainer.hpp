@@ -75,8 +75,10 @@ using CheckpointCallback = std::function<void(const TrainResult&)>;
 /// Trains an Mlp of sizes {#in, hidden..., #out} on `train`, reporting the loss on `test` (may be
 /// empty: then the training loss decides the plateau). With `resume` (a checkpoint's result from
 /// the same data and parameters), training continues after resume->state.epoch epochs.
+/// The sets are taken by value and standardised in place: a caller done with them moves them in,
+/// so that training holds one copy of the pairs.
 /// @pre resume's network has the sizes above and its state's vectors match them and the data
-TrainResult train_mlp(const Dataset& train, const Dataset& test, const TrainParams& params,
+TrainResult train_mlp(Dataset train, Dataset test, const TrainParams& params,
                       const EpochCallback& on_epoch = {},
                       const CheckpointCallback& on_checkpoint = {},
                       const TrainResult* resume = nullptr);

@@ -150,6 +150,34 @@ TEST_CASE("cloth-train: upscale's memory grows little with the number of runs") 
   CHECK(many_read - few_read < 37.0);
 }
 
+TEST_CASE("cloth-train: train holds one copy of the training pairs") {
+  // 10 and 40 runs of a 33 x 33 curtain, 60 frames: 15,360 pairs of 63 floats a run (3.9 MB),
+  // and its frames (1.6 MB). Growth from 10 to 40 runs: +398 MB (13.3 MB a run) with the runs'
+  // frames, each run's pairs, the joined pairs and their standardised copy held through
+  // training; +256 MB (8.5 MB a run) with the frames and parts released and the standardisation
+  // in place, the join's moment of two copies the peak. The bound lies between the two.
+  TempDir dir;
+  const std::string cloth = " --set cloth.nx=33 --set cloth.ny=33 --set cloth.frames=60";
+  const auto peak_mb = [&](int runs) {
+    std::string masses;
+    for (int i = 0; i < runs; ++i) masses += (i ? "," : "") + std::to_string(0.008 + 1e-4 * i);
+    const std::string targets = (dir / "t.h5").string();
+    REQUIRE(run_command(kTool + " simulate -q" + cloth + " --set runs.mass=" + masses + " -o " +
+                        targets)
+                .exit_code == 0);
+    const auto r =
+        datadyn::test::run_measured(kTool + " train -q" + cloth + " --set train.max_epochs=1 -i " +
+                                    targets + " -o " + (dir / "m.h5").string());
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    REQUIRE(r.peak_mb >= 0.0);
+    return r.peak_mb;
+  };
+  const double few = peak_mb(10), many = peak_mb(40);
+  MESSAGE("cloth-train train peak RSS: " << few << " MB for 10 runs, " << many << " MB for 40");
+  CHECK(many - few < 330.0);
+}
+
 TEST_CASE("cloth-train: simulate's memory stays flat over a thousand runs") {
   // 100 and 1,600 runs of a 5 x 5 cloth, 10 frames: HDF5's metadata cache grew to 32 MB for the
   // output and as much for its canonical copy, keeping the headers of sequences long written
