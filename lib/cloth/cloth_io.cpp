@@ -1079,12 +1079,23 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
   else
     spdlog::info("pairing {} into training pairs", runs);
   app::Progress pairing(simulated ? "miniature" : "run", seqs.size());
-  std::vector<cloth::PatchPairs> train_parts, test_parts;
+  // Room for each split's pairs, one per patch and frame of its runs (max_departure only
+  // shortens a run), so that each pair is held once.
+  Eigen::Index capacity[2] = {0, 0};
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const TrainingRun& s = seqs[order[i]];
+    if (s.frames.size() >= 3)
+      capacity[i >= order.size() - n_test] +=
+          static_cast<Eigen::Index>(s.frames.size()) * s.grid.patch_count();
+  }
+  const MiniatureGrid grid{2, 2, f};  // the sizes of a pair, which every run of factor f shares
+  cloth::PairSet sets[2] = {{grid.input_size(), grid.output_size(), capacity[0]},
+                            {grid.input_size(), grid.output_size(), capacity[1]}};
   for (std::size_t i = 0; i < order.size(); ++i) {
     TrainingRun& s = seqs[order[i]];
     const bool is_test = i >= order.size() - n_test;
     (is_test ? model.test_sequences : model.train_sequences).push_back(s.name);
-    auto& parts = is_test ? test_parts : train_parts;
+    cloth::PairSet& pairs = sets[is_test];
     if (simulated) {
       // The miniature of this run as upscale simulates it, one frame per target frame.
       ClothParams mp = miniature_params(s.params, f);
@@ -1104,22 +1115,21 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
           mini.resize(kept);
         }
       }
-      parts.push_back(training_pairs(target, mini, s.grid, config.features));
+      pairs.append(training_pairs(target, mini, s.grid, config.features));
     } else {
-      parts.push_back(training_pairs(s.frames, s.grid, config.features));
+      pairs.append(training_pairs(s.frames, s.grid, config.features));
     }
     std::vector<Points3>().swap(s.frames);  // its pairs hold what training needs of it
     pairing.tick();
   }
   pairing.finish();
-  // Training holds one copy of the pairs: each run's frames are released once paired, its pairs
-  // once joined, and train_mlp standardises the joined sets in place.
-  auto dataset = [](std::vector<cloth::PatchPairs>& parts) {
-    PatchPairs all = concatenate(parts);
-    std::vector<cloth::PatchPairs>().swap(parts);
+  // Each pair is held once: a run's frames go once it is paired, and train_mlp standardises the
+  // sets in place.
+  auto dataset = [](cloth::PairSet&& pairs) {
+    PatchPairs all = std::move(pairs).take();
     return learn::Dataset{std::move(all.x), std::move(all.y)};
   };
-  learn::Dataset train = dataset(train_parts), test = dataset(test_parts);
+  learn::Dataset train = dataset(std::move(sets[0])), test = dataset(std::move(sets[1]));
   spdlog::info("{} training pairs from {}, {} test pairs from {}", train.size(),
                app::counted(model.train_sequences.size(), "sequence", "sequences"), test.size(),
                app::counted(model.test_sequences.size(), "sequence", "sequences"));

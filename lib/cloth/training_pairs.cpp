@@ -34,20 +34,36 @@ PatchPairs training_pairs(const std::vector<Points3>& target_frames,
   return pairs;
 }
 
+PairSet::PairSet(Eigen::Index input_size, Eigen::Index output_size, Eigen::Index capacity) {
+  all_.x.resize(input_size, capacity);
+  all_.y.resize(output_size, capacity);
+}
+
+void PairSet::append(const PatchPairs& pairs) {
+  const Eigen::Index n = pairs.x.cols();
+  if (n == 0) return;
+  DATADYN_CHECK_EQ(pairs.x.rows(), all_.x.rows());
+  DATADYN_CHECK_EQ(pairs.y.rows(), all_.y.rows());
+  DATADYN_CHECK_LE(size_ + n, all_.x.cols());
+  all_.x.middleCols(size_, n) = pairs.x;
+  all_.y.middleCols(size_, n) = pairs.y;
+  size_ += n;
+}
+
+PatchPairs PairSet::take() && {
+  // Columns are contiguous (column-major): dropping the last ones keeps the others in place.
+  all_.x.conservativeResize(Eigen::NoChange, size_);
+  all_.y.conservativeResize(Eigen::NoChange, size_);
+  return std::move(all_);
+}
+
 PatchPairs concatenate(const std::vector<PatchPairs>& parts) {
-  PatchPairs all;
+  if (parts.empty()) return {};
   Eigen::Index n = 0;
   for (const auto& p : parts) n += p.x.cols();
-  if (parts.empty()) return all;
-  all.x.resize(parts.front().x.rows(), n);
-  all.y.resize(parts.front().y.rows(), n);
-  Eigen::Index o = 0;
-  for (const auto& p : parts) {
-    all.x.middleCols(o, p.x.cols()) = p.x;
-    all.y.middleCols(o, p.y.cols()) = p.y;
-    o += p.x.cols();
-  }
-  return all;
+  PairSet all(parts.front().x.rows(), parts.front().y.rows(), n);
+  for (const auto& p : parts) all.append(p);
+  return std::move(all).take();
 }
 
 }  // namespace datadyn::cloth

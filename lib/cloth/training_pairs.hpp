@@ -24,6 +24,22 @@ struct PatchPairs {
 PatchPairs training_pairs(const std::vector<Points3>& target_frames, const MiniatureGrid& grid,
                           const PatchOptions& options);
 
+/// The pairs of several sequences in one set, one after another in the order appended. Room for
+/// `capacity` pairs (an upper bound: each sequence's frames times its patches) is taken up front,
+/// so that joining the sequences holds each pair once, not a second time in a copy.
+class PairSet {
+ public:
+  PairSet(Eigen::Index input_size, Eigen::Index output_size, Eigen::Index capacity);
+  /// @pre the sizes match, and the pairs appended stay within the capacity
+  void append(const PatchPairs& pairs);
+  /// The pairs appended, the unused room released.
+  PatchPairs take() &&;
+
+ private:
+  PatchPairs all_;
+  Eigen::Index size_ = 0;
+};
+
 /// The pairs of several sequences one after another, in the order given.
 PatchPairs concatenate(const std::vector<PatchPairs>& parts);
 

@@ -80,6 +80,27 @@ TEST_CASE("patch outputs assemble back to the target frame, for every option") {
   CHECK(pairs.y.middleCols(36, 12) == patch_outputs(frames[3], m(3), g, {}));
 }
 
+TEST_CASE("a pair set joins runs in order and gives back only the pairs appended") {
+  // Room for 10 pairs, 7 appended (a run shortened after the room was taken): the set is those
+  // 7, in the order appended, and what was not filled is dropped.
+  datadyn::cloth::PairSet set(2, 3, 10);
+  datadyn::cloth::PatchPairs a, b, none;
+  a.x = Eigen::MatrixXf::Random(2, 4);
+  a.y = Eigen::MatrixXf::Random(3, 4);
+  b.x = Eigen::MatrixXf::Random(2, 3);
+  b.y = Eigen::MatrixXf::Random(3, 3);
+  set.append(a);
+  set.append(none);  // a run too short for pairs
+  set.append(b);
+  const auto all = std::move(set).take();
+  REQUIRE(all.x.cols() == 7);
+  REQUIRE(all.y.cols() == 7);
+  CHECK(all.x.leftCols(4) == a.x);
+  CHECK(all.x.rightCols(3) == b.x);
+  CHECK(all.y.leftCols(4) == a.y);
+  CHECK(all.y.rightCols(3) == b.y);
+}
+
 TEST_CASE("a particle shared by patches gets the mean of their predictions") {
   // Outputs that disagree between patches: the exact outputs of a wrinkled frame plus seeded noise
   // per patch and slot. The assembled frame must be the frame plus the mean noise of the patches
