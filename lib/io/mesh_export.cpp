@@ -97,6 +97,7 @@ struct MatchedMesh {
   TextureCoordinates uv;    // the file's texture coordinates, face-varying, or empty
   Triangles uv_triangles;
   Quads uv_quads;
+  std::vector<Eigen::Index> face_order;  // the file's order of them (PolygonMesh::face_order)
   Eigen::Matrix3d rotation = Eigen::Matrix3d::Identity();  // to_file_frame(1, up axis)
   double scale = 1;                                        // match.scale: units per metre
   Eigen::Matrix3d to_file() const { return scale * rotation; }
@@ -290,6 +291,7 @@ class FrameSource {
     if (job.match) {
       faces_.triangles = job.match->triangles;
       faces_.quads = job.match->quads;
+      faces_.face_order = job.match->face_order;
       kept_ = job.match->vertex;
       if (job.uv == UvSource::Reference) {
         faces_.uv = job.match->uv;
@@ -335,13 +337,8 @@ class FrameSource {
   /// The cache's vertices at frame index `f` with the sequence's faces (Mesh) or none (Points,
   /// Particles).
   PolygonMesh mesh(std::size_t f) const {
-    PolygonMesh m;
+    PolygonMesh m = faces_;
     m.points = positions(f);
-    m.triangles = faces_.triangles;
-    m.quads = faces_.quads;
-    m.uv = faces_.uv;
-    m.uv_triangles = faces_.uv_triangles;
-    m.uv_quads = faces_.uv_quads;
     return m;
   }
 
@@ -920,10 +917,11 @@ std::string match_hint(const ExportMatchParams& mp, const SurfaceMesh& file, con
 
 /// The faces of match.file as the formats take them: its triangles and quads as they are (a
 /// quad with a vertex twice as its two triangles), a larger polygon as the triangles load_obj cut
-/// it into; with their texture coordinates where the file has them.
+/// it into; with their texture coordinates where the file has them, in the file's order.
 void keep_quads(const SurfaceMesh& mesh, MatchedMesh& out) {
   const bool uv = !mesh.uv.empty();
   std::vector<int> tri, tri_uv, quad, quad_uv;
+  std::vector<Eigen::Index> order;  // the file's faces: a triangle's row, or -1 - a quad's row
   std::size_t corner = 0;
   Eigen::Index t = 0;  // the polygon's first triangle
   for (const int size : mesh.polygons.sizes) {
@@ -931,6 +929,7 @@ void keep_quads(const SurfaceMesh& mesh, MatchedMesh& out) {
     const bool distinct = size == 4 && v[0] != v[1] && v[0] != v[2] && v[0] != v[3] &&
                           v[1] != v[2] && v[1] != v[3] && v[2] != v[3];
     if (distinct) {
+      order.push_back(-1 - static_cast<Eigen::Index>(quad.size() / 4));
       quad.insert(quad.end(), v, v + 4);
       // The texture coordinate of each corner: the one its vertex has in the quad's triangles.
       for (int c = 0; c < 4 && uv; ++c)
@@ -942,11 +941,13 @@ void keep_quads(const SurfaceMesh& mesh, MatchedMesh& out) {
               break;
             }
     } else {
-      for (Eigen::Index k = t; k < t + size - 2; ++k)
+      for (Eigen::Index k = t; k < t + size - 2; ++k) {
+        order.push_back(static_cast<Eigen::Index>(tri.size() / 3));
         for (int e = 0; e < 3; ++e) {
           tri.push_back(mesh.triangles(k, e));
           if (uv) tri_uv.push_back(mesh.uv.corners(k, e));
         }
+      }
     }
     corner += static_cast<std::size_t>(size);
     t += size - 2;
@@ -957,6 +958,12 @@ void keep_quads(const SurfaceMesh& mesh, MatchedMesh& out) {
   };
   out.triangles = Eigen::Map<const Triangles>(tri.data(), rows(tri, 3), 3);
   out.quads = Eigen::Map<const Quads>(quad.data(), rows(quad, 4), 4);
+  // Triangles and quads interleaved: the formats write the faces in this order, not triangles
+  // first, so the file's face numbers (face sets, materials by face) hold in what is written.
+  const Eigen::Index triangles = out.triangles.rows();
+  out.face_order.clear();
+  if (triangles > 0 && out.quads.rows() > 0)
+    for (const Eigen::Index k : order) out.face_order.push_back(k >= 0 ? k : triangles - 1 - k);
   if (uv) {
     DATADYN_CHECK_EQ(quad_uv.size(), quad.size());
     out.uv_triangles = Eigen::Map<const Triangles>(tri_uv.data(), rows(tri_uv, 3), 3);

@@ -38,6 +38,21 @@ void check_indices(const std::filesystem::path& path, const PolygonMesh& m) {
   };
   check(m.triangles, n, "triangle");
   check(m.quads, n, "quad");
+  if (!m.face_order.empty()) {
+    const Eigen::Index faces = m.triangles.rows() + m.quads.rows();
+    std::vector<char> seen(static_cast<std::size_t>(faces), 0);
+    bool ok = static_cast<Eigen::Index>(m.face_order.size()) == faces;
+    for (const Eigen::Index k : m.face_order) {
+      if (!ok || k < 0 || k >= faces || seen[static_cast<std::size_t>(k)]) {
+        ok = false;
+        break;
+      }
+      seen[static_cast<std::size_t>(k)] = 1;
+    }
+    if (!ok)
+      throw IoError(path.string() + ": face order: expected each of the " + std::to_string(faces) +
+                    " faces once, got " + std::to_string(m.face_order.size()) + " entries");
+  }
   if (m.face_varying_uv()) {
     if (m.uv_triangles.rows() != m.triangles.rows() || m.uv_quads.rows() != m.quads.rows())
       throw IoError(path.string() + ": texture coordinates: expected a row of corners per face (" +
@@ -93,27 +108,29 @@ void write_obj(const std::filesystem::path& path, const PolygonMesh& mesh,
   rows("v", mesh.points);
   rows("vt", mesh.uv);
   const bool uv = mesh.uv.rows() != 0;
-  // `t` holds each corner's texture coordinate: the face-varying indices, or the faces
-  // themselves (vertex i has texture coordinate i).
-  auto faces = [&](const auto& f, const auto& t) {
-    for (Eigen::Index i = 0; i < f.rows(); ++i) {
-      buf += 'f';
-      for (Eigen::Index j = 0; j < f.cols(); ++j) {
-        buf += ' ';
-        text::append_integer(buf, static_cast<std::int64_t>(f(i, j)) + 1);
-        if (uv) {
-          buf += '/';
-          text::append_integer(buf, static_cast<std::int64_t>(t(i, j)) + 1);
-        }
+  // `t` holds each corner's texture coordinate: the face-varying indices, or the face itself
+  // (vertex i has texture coordinate i).
+  auto face = [&](const auto& f, const auto& t) {
+    buf += 'f';
+    for (Eigen::Index j = 0; j < f.cols(); ++j) {
+      buf += ' ';
+      text::append_integer(buf, static_cast<std::int64_t>(f(j)) + 1);
+      if (uv) {
+        buf += '/';
+        text::append_integer(buf, static_cast<std::int64_t>(t(j)) + 1);
       }
-      buf += '\n';
-      flush();
     }
+    buf += '\n';
+    flush();
   };
   const bool corners = mesh.face_varying_uv();
   if (smooth_shading && mesh.triangles.rows() + mesh.quads.rows() > 0) buf += "s 1\n";
-  faces(mesh.triangles, corners ? mesh.uv_triangles : mesh.triangles);
-  faces(mesh.quads, corners ? mesh.uv_quads : mesh.quads);
+  for_each_face(mesh, [&](bool quad, Eigen::Index i) {
+    if (quad)
+      face(mesh.quads.row(i), corners ? mesh.uv_quads.row(i) : mesh.quads.row(i));
+    else
+      face(mesh.triangles.row(i), corners ? mesh.uv_triangles.row(i) : mesh.triangles.row(i));
+  });
   file.write(buf);
   file.commit();
 }
@@ -228,31 +245,36 @@ SeamSplit split_uv_seams(const PolygonMesh& mesh, Eigen::Index vertex_count) {
   std::vector<std::vector<std::pair<Eigen::Vector2f, Eigen::Index>>> values(
       static_cast<std::size_t>(n));
   std::vector<Eigen::Vector2f> added;  // the values of the copies
-  auto split = [&](const auto& faces, const auto& corners, auto& into) {
-    into.resize(faces.rows(), faces.cols());
-    for (Eigen::Index i = 0; i < faces.rows(); ++i)
-      for (Eigen::Index j = 0; j < faces.cols(); ++j) {
-        const Eigen::Index v = faces(i, j);
-        const Eigen::Vector2f value = mesh.uv.row(corners(i, j)).transpose();
-        auto& seen = values[static_cast<std::size_t>(v)];
-        auto it =
-            std::find_if(seen.begin(), seen.end(), [&](const auto& s) { return s.first == value; });
-        if (it == seen.end()) {
-          Eigen::Index target = v;
-          if (!seen.empty()) {
-            if (seen.size() == 1) ++out.seam_vertices;
-            target = n + static_cast<Eigen::Index>(out.copied.size());
-            out.copied.push_back(v);
-            added.push_back(value);
-          }
-          seen.emplace_back(value, target);
-          it = std::prev(seen.end());
+  // Row i of `faces`, its corners' values at row i of `corners`, into row i of `into`.
+  auto split = [&](const auto& faces, const auto& corners, auto& into, Eigen::Index i) {
+    for (Eigen::Index j = 0; j < faces.cols(); ++j) {
+      const Eigen::Index v = faces(i, j);
+      const Eigen::Vector2f value = mesh.uv.row(corners(i, j)).transpose();
+      auto& seen = values[static_cast<std::size_t>(v)];
+      auto it =
+          std::find_if(seen.begin(), seen.end(), [&](const auto& s) { return s.first == value; });
+      if (it == seen.end()) {
+        Eigen::Index target = v;
+        if (!seen.empty()) {
+          if (seen.size() == 1) ++out.seam_vertices;
+          target = n + static_cast<Eigen::Index>(out.copied.size());
+          out.copied.push_back(v);
+          added.push_back(value);
         }
-        into(i, j) = static_cast<int>(it->second);
+        seen.emplace_back(value, target);
+        it = std::prev(seen.end());
       }
+      into(i, j) = static_cast<int>(it->second);
+    }
   };
-  split(mesh.triangles, mesh.uv_triangles, out.triangles);
-  split(mesh.quads, mesh.uv_quads, out.quads);
+  out.triangles.resize(mesh.triangles.rows(), 3);
+  out.quads.resize(mesh.quads.rows(), 4);
+  for_each_face(mesh, [&](bool quad, Eigen::Index i) {
+    if (quad)
+      split(mesh.quads, mesh.uv_quads, out.quads, i);
+    else
+      split(mesh.triangles, mesh.uv_triangles, out.triangles, i);
+  });
   out.uv = TextureCoordinates::Zero(n + static_cast<Eigen::Index>(added.size()), 2);
   for (Eigen::Index v = 0; v < n; ++v)
     if (!values[static_cast<std::size_t>(v)].empty())
@@ -332,15 +354,19 @@ void write_ply(const std::filesystem::path& path, const PolygonMesh& mesh,
       for (int d = 0; d < 3; ++d) put_le(buf, (*colors)(i, d));
     flush();
   }
-  auto write_faces = [&](const auto& f) {
-    for (Eigen::Index i = 0; i < f.rows(); ++i) {
-      put_le(buf, static_cast<std::uint8_t>(f.cols()));
-      for (Eigen::Index j = 0; j < f.cols(); ++j) put_le(buf, static_cast<std::int32_t>(f(i, j)));
-      flush();
-    }
+  const Triangles& triangles = split ? split->triangles : mesh.triangles;
+  const Quads& quads = split ? split->quads : mesh.quads;
+  auto write_face = [&](const auto& f) {
+    put_le(buf, static_cast<std::uint8_t>(f.cols()));
+    for (Eigen::Index j = 0; j < f.cols(); ++j) put_le(buf, static_cast<std::int32_t>(f(j)));
+    flush();
   };
-  write_faces(split ? split->triangles : mesh.triangles);
-  write_faces(split ? split->quads : mesh.quads);
+  for_each_face(mesh, [&](bool quad, Eigen::Index i) {
+    if (quad)
+      write_face(quads.row(i));
+    else
+      write_face(triangles.row(i));
+  });
   file.write(buf);
   file.commit();
 }

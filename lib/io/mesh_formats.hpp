@@ -2,7 +2,8 @@
 /// @file
 /// Writers of one mesh frame in the formats DCC tools import: Wavefront OBJ and binary PLY.
 /// Vertex order is preserved (vertex i of the cache is vertex i of the file), faces are written
-/// triangles first, then quads, counter-clockwise seen from outside, and coordinates as they are
+/// in the mesh's face order (triangles first, then quads, unless it has one of its own),
+/// counter-clockwise seen from outside, and coordinates as they are
 /// in the cache (metres, Y up). Every file is written atomically (io/atomic_file.hpp) and carries
 /// the metadata it is given (generator, config, source) where the format has room: OBJ `#`
 /// comments, PLY `comment` lines.
@@ -33,14 +34,31 @@ struct PolygonMesh {
   /// `triangles` and of `quads` (docs/cache-format.md, uv/). Both empty: `uv` is per vertex.
   Triangles uv_triangles;
   Quads uv_quads;
+  /// The order files get the faces in, when it is not triangles then quads (a matched mesh: the
+  /// order of match.file's faces): entry k names triangle k for k < #T and quad k - #T above; a
+  /// permutation of the #T + #Q faces. Empty: triangles, then quads.
+  std::vector<Eigen::Index> face_order;
 
   bool face_varying_uv() const { return uv_triangles.rows() + uv_quads.rows() > 0; }
 };
 
+/// Calls `f(quad, row)` for each face of `mesh` in the order files get them (face_order): row
+/// `row` of `quads` when `quad`, of `triangles` otherwise.
+template <class F>
+void for_each_face(const PolygonMesh& mesh, F&& f) {
+  const Eigen::Index t = mesh.triangles.rows();
+  if (mesh.face_order.empty()) {
+    for (Eigen::Index i = 0; i < t; ++i) f(false, i);
+    for (Eigen::Index i = 0; i < mesh.quads.rows(); ++i) f(true, i);
+  } else {
+    for (const Eigen::Index k : mesh.face_order) k < t ? f(false, k) : f(true, k - t);
+  }
+}
+
 /// Face-varying texture coordinates made one per vertex, as PLY holds them: a vertex whose
 /// corners carry k different values becomes k vertices. The first value a vertex meets keeps the
 /// vertex's index; each further one is a copy appended after the mesh's vertices, in the order the
-/// corners first show it (triangles, then quads, row by row), so vertex i < vertex_count is still
+/// corners first show it (faces in the mesh's face order), so vertex i < vertex_count is still
 /// vertex i. Values are told apart bit for bit. Vertices on no face get (0, 0).
 struct SeamSplit {
   std::vector<Eigen::Index> copied;  ///< the original of vertex vertex_count + k

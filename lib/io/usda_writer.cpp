@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/check.hpp"
 #include "core/errors.hpp"
 #include "io/atomic_file.hpp"
 #include "io/number_text.hpp"
@@ -125,19 +126,23 @@ void UsdaWriter::write_frame(double time_code, const PolygonMesh& mesh,
   // Faces: "[3, 3, 4]" and "[0, 1, 2, ...]".
   std::string counts = "[", indices = "[";
   bool first = true;
-  auto faces = [&](const auto& f) {
-    for (Eigen::Index i = 0; i < f.rows(); ++i) {
-      if (!first) counts += ", ";
-      text::append_integer(counts, f.cols());
-      for (Eigen::Index j = 0; j < f.cols(); ++j) {
-        if (!first || j > 0) indices += ", ";
-        text::append_integer(indices, f(i, j));
-      }
-      first = false;
+  auto face = [&](const auto& f) {
+    if (!first) counts += ", ";
+    text::append_integer(counts, f.cols());
+    for (Eigen::Index j = 0; j < f.cols(); ++j) {
+      if (!first || j > 0) indices += ", ";
+      text::append_integer(indices, f(j));
     }
+    first = false;
   };
-  faces(mesh.triangles);
-  faces(mesh.quads);
+  DATADYN_CHECK(mesh.face_order.empty() || static_cast<Eigen::Index>(mesh.face_order.size()) ==
+                                               mesh.triangles.rows() + mesh.quads.rows());
+  for_each_face(mesh, [&](bool quad, Eigen::Index i) {
+    if (quad)
+      face(mesh.quads.row(i));
+    else
+      face(mesh.triangles.row(i));
+  });
   counts += "]";
   indices += "]";
   if (varying_) {
@@ -177,15 +182,18 @@ void UsdaWriter::write_frame(double time_code, const PolygonMesh& mesh,
         std::string st = "[";
         bool first_corner = true;
         auto add = [&](const auto& t) {
-          for (Eigen::Index i = 0; i < t.rows(); ++i)
-            for (Eigen::Index j = 0; j < t.cols(); ++j) {
-              if (!first_corner) st += ", ";
-              first_corner = false;
-              text::append_integer(st, t(i, j));
-            }
+          for (Eigen::Index j = 0; j < t.cols(); ++j) {
+            if (!first_corner) st += ", ";
+            first_corner = false;
+            text::append_integer(st, t(j));
+          }
         };
-        add(mesh.uv_triangles);
-        add(mesh.uv_quads);
+        for_each_face(mesh, [&](bool quad, Eigen::Index i) {
+          if (quad)
+            add(mesh.uv_quads.row(i));
+          else
+            add(mesh.uv_triangles.row(i));
+        });
         static_faces_ += "        int[] primvars:st:indices = " + st + "]\n";
       }
     }

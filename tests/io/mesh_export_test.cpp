@@ -1074,23 +1074,31 @@ TEST_CASE("export: match.file gives the files its vertices, faces and texture co
     CHECK(said("/sequences/cloth: 17 of the 20 vertices of its faces lie under no vertex of "));
   }
 
+  // The export of frame 2 to `output` matched to an OBJ `name` of the cloth's vertices at rest,
+  // in the reference's frame and units, with the further lines `faces`.
+  const auto matched_to = [&](const std::string& name, const std::string& faces,
+                              const std::string& output) {
+    std::ofstream rest(fx.dir / name);
+    rest.precision(9);
+    for (int i = 0; i < test::kClothNx * test::kClothNz; ++i) {
+      const Eigen::Vector3d x = test::reference_coordinates(test::cloth_position(i, 1));
+      rest << "v " << x.x() << ' ' << x.y() << ' ' << x.z() << '\n';
+    }
+    rest << faces;
+    rest.close();
+    auto q = fx.params(output, "cloth");
+    q.frames = {2};
+    q.match.file = fx.dir / name;
+    q.match.scale = 100;
+    q.match.up_axis = "Z";
+    return q;
+  };
+
   // A triangle, a pentagon and a quad with a vertex twice: the triangle as it is, the others as
   // the triangles they are cut into (3 and 2), each corner still on its cloth vertex.
   {
-    std::ofstream mixed(fx.dir / "mixed.obj");
-    mixed.precision(9);
-    for (int i = 0; i < test::kClothNx * test::kClothNz; ++i) {
-      const Eigen::Vector3d x = test::reference_coordinates(test::cloth_position(i, 1));
-      mixed << "v " << x.x() << ' ' << x.y() << ' ' << x.z() << '\n';
-    }
-    mixed << "f 1 6 2\nf 2 7 8 9 3\nf 14 19 20 20\n";
-    mixed.close();
-    auto q = fx.params("mixed.####.obj", "cloth");
-    q.frames = {2};
-    q.match.file = fx.dir / "mixed.obj";
-    q.match.scale = 100;
-    q.match.up_axis = "Z";
-    export_cache(q, kProvenance);
+    export_cache(matched_to("mixed.obj", "f 1 6 2\nf 2 7 8 9 3\nf 14 19 20 20\n", "mixed.####.obj"),
+                 kProvenance);
     const auto out = test::read_obj(fx.dir / "mixed.0002.obj");
     REQUIRE(out.f.size() == 6u);
     for (const auto& face : out.f) CHECK(face.size() == 3u);
@@ -1099,6 +1107,51 @@ TEST_CASE("export: match.file gives the files its vertices, faces and texture co
       CHECK((out.v[i] - test::reference_coordinates(test::cloth_position(static_cast<int>(i), 2)))
                 .cwiseAbs()
                 .maxCoeff() <= kCm);
+  }
+
+  // Quads and a triangle interleaved, each corner with a texture coordinate of its own (a seam
+  // at every vertex two faces share): every format keeps the file's order of faces, so that its
+  // face numbers (a face set, a material by face) hold; they came triangles first.
+  {
+    std::string lines;
+    for (int k = 0; k < 11; ++k) lines += "vt " + std::to_string(0.05 * k) + " 0.5\n";
+    lines += "f 1/1 6/2 7/3 2/4\nf 2/5 7/6 3/7\nf 3/8 8/9 9/10 4/11\n";
+    const std::vector<std::vector<int>> faces{{0, 5, 6, 1}, {1, 6, 2}, {2, 7, 8, 3}};
+    auto q = matched_to("interleaved.obj", lines, "interleaved.####.obj");
+    export_cache(q, kProvenance);
+    const auto out_obj = test::read_obj(fx.dir / "interleaved.0002.obj");
+    CHECK(out_obj.f == faces);
+    CHECK(out_obj.ft == std::vector<std::vector<int>>{{0, 1, 2, 3}, {4, 5, 6}, {7, 8, 9, 10}});
+    // PLY: the vertices split at the seams, each face on copies at the same positions.
+    q.output = fx.dir / "interleaved.####.ply";
+    export_cache(q, kProvenance);
+    const auto out_ply = test::read_ply(fx.dir / "interleaved.0002.ply");
+    REQUIRE(out_ply.faces.size() == 3u);
+    for (std::size_t k = 0; k < 3; ++k) {
+      REQUIRE(out_ply.faces[k].size() == faces[k].size());
+      for (std::size_t c = 0; c < faces[k].size(); ++c) {
+        const auto at = static_cast<std::size_t>(out_ply.faces[k][c]);
+        const Eigen::Vector3d at_file =
+            test::reference_coordinates(test::cloth_position(faces[k][c], 2));
+        CHECK(std::abs(out_ply.vertex.at("x")[at] - at_file.x()) <= kCm);
+        CHECK(std::abs(out_ply.vertex.at("y")[at] - at_file.y()) <= kCm);
+      }
+    }
+    q.output = fx.dir / "interleaved.usda";
+    q.frames.clear();
+    export_cache(q, kProvenance);
+    const auto layer = test::read_usda(fx.dir / "interleaved.usda");
+    const auto& usd = *layer.prims.at(0).child("cloth");
+    std::vector<int> counts, indices, st;
+    for (const auto& c : usd.attributes.at("faceVertexCounts").value.items)
+      counts.push_back(int(c.number));
+    for (const auto& c : usd.attributes.at("faceVertexIndices").value.items)
+      indices.push_back(int(c.number));
+    for (const auto& c : usd.attributes.at("primvars:st:indices").value.items)
+      st.push_back(int(c.number));
+    CHECK(counts == std::vector<int>{4, 3, 4});
+    CHECK(indices == std::vector<int>{0, 5, 6, 1, 1, 6, 2, 2, 7, 8, 3});
+    CHECK(st == std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10});
   }
 
   // USDA says the file's frame and unit, which the points are in: Z up, centimetres.

@@ -309,6 +309,34 @@ TEST_CASE("obj/ply: a face index outside the points is an IoError and leaves no 
   CHECK(files_in(dir.path()) == 0);
 }
 
+TEST_CASE("obj/ply: faces follow the mesh's face order, and one that is no permutation fails") {
+  TempDir dir;
+  PolygonMesh m = random_mesh(10, 2, 2, 5);  // triangles 0-1, quads 2-3 in face_order's numbers
+  m.face_order = {2, 0, 3, 1};
+  write_obj(dir / "m.obj", m, "m");
+  write_ply(dir / "m.ply", m);
+  const auto obj = test::read_obj(dir / "m.obj");
+  const auto ply = test::read_ply(dir / "m.ply");
+  const auto row = [](const auto& f, Eigen::Index i) {
+    std::vector<int> r;
+    for (Eigen::Index j = 0; j < f.cols(); ++j) r.push_back(f(i, j));
+    return r;
+  };
+  const std::vector<std::vector<int>> expected{row(m.quads, 0), row(m.triangles, 0),
+                                               row(m.quads, 1), row(m.triangles, 1)};
+  CHECK(obj.f == expected);
+  CHECK(ply.faces == expected);
+  for (const std::vector<Eigen::Index>& bad :
+       {std::vector<Eigen::Index>{0, 1, 2}, {0, 1, 2, 2}, {0, 1, 2, 4}, {-1, 0, 1, 2}}) {
+    m.face_order = bad;
+    CHECK_THROWS_WITH_AS(write_obj(dir / "bad.obj", m, "m"),
+                         doctest::Contains("face order: expected each of the 4 faces once"),
+                         IoError);
+    CHECK_THROWS_AS(write_ply(dir / "bad.ply", m), IoError);
+  }
+  CHECK(files_in(dir.path()) == 2);
+}
+
 TEST_CASE("pc2 and mdd: streamed frames read back, headers as specified") {
   TempDir dir;
   std::vector<Points3> frames;
