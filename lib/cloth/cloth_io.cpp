@@ -1082,8 +1082,10 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
   // Room for each split's pairs, one per patch and frame of its runs (max_departure only
   // shortens a run), so that each pair is held once.
   Eigen::Index capacity[2] = {0, 0};
+  double frame_bytes = 0;  // the runs' frames as read, all held before the first is paired
   for (std::size_t i = 0; i < order.size(); ++i) {
     const TrainingRun& s = seqs[order[i]];
+    for (const Points3& x : s.frames) frame_bytes += static_cast<double>(x.size() * sizeof(double));
     if (s.frames.size() >= 3)
       capacity[i >= order.size() - n_test] +=
           static_cast<Eigen::Index>(s.frames.size()) * s.grid.patch_count();
@@ -1162,9 +1164,17 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
   if (ctx.dry_run()) {
     std::string layers = "36";
     for (const int h : config.train.hidden) layers += "-" + std::to_string(h);
-    std::printf("would train %s-%d on %ld pairs (%ld test) into %s\n", layers.c_str(),
-                3 * (f + 1) * (f + 1), static_cast<long>(train.size()),
-                static_cast<long>(test.size()), out.c_str());
+    // What grows with the runs, for a farm job's memory request: the pairs (float) and the frames
+    // they come from (released as paired, but all read first).
+    const double pair_bytes =
+        static_cast<double>(train.x.size() + train.y.size() + test.x.size() + test.y.size()) *
+        sizeof(float);
+    std::printf(
+        "would train %s-%d on %ld pairs (%ld test) into %s\n"
+        "memory for the data: %.0f MB (%.0f MB of pairs, %.0f MB of frames)\n",
+        layers.c_str(), 3 * (f + 1) * (f + 1), static_cast<long>(train.size()),
+        static_cast<long>(test.size()), out.c_str(), (pair_bytes + frame_bytes) / 1e6,
+        pair_bytes / 1e6, frame_bytes / 1e6);
     return;
   }
   // Every epoch: its line carries the losses.
