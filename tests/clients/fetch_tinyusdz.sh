@@ -16,7 +16,8 @@ tmp="$dest.tmp.$$"
 trap 'rm -rf "$tmp"' EXIT
 rm -rf "$tmp"
 mkdir -p "$tmp"
-npm pack --silent "tinyusdz@$version" --pack-destination "$tmp" >/dev/null
+# A cache of its own: no dependence on a home directory or on what another npm left there.
+npm pack --silent --cache "$tmp/npm-cache" "tinyusdz@$version" --pack-destination "$tmp" >/dev/null
 tarball="$tmp/tinyusdz-$version.tgz"
 actual=$(sha512sum "$tarball" | cut -d' ' -f1)
 if [ "$actual" != "$sha512" ]; then
