@@ -961,7 +961,6 @@ void keep_quads(const SurfaceMesh& mesh, MatchedMesh& out) {
   // Triangles and quads interleaved: the formats write the faces in this order, not triangles
   // first, so the file's face numbers (face sets, materials by face) hold in what is written.
   const Eigen::Index triangles = out.triangles.rows();
-  out.face_order.clear();
   if (triangles > 0 && out.quads.rows() > 0)
     for (const Eigen::Index k : order) out.face_order.push_back(k >= 0 ? k : triangles - 1 - k);
   if (uv) {

@@ -38,21 +38,7 @@ void check_indices(const std::filesystem::path& path, const PolygonMesh& m) {
   };
   check(m.triangles, n, "triangle");
   check(m.quads, n, "quad");
-  if (!m.face_order.empty()) {
-    const Eigen::Index faces = m.triangles.rows() + m.quads.rows();
-    std::vector<char> seen(static_cast<std::size_t>(faces), 0);
-    bool ok = static_cast<Eigen::Index>(m.face_order.size()) == faces;
-    for (const Eigen::Index k : m.face_order) {
-      if (!ok || k < 0 || k >= faces || seen[static_cast<std::size_t>(k)]) {
-        ok = false;
-        break;
-      }
-      seen[static_cast<std::size_t>(k)] = 1;
-    }
-    if (!ok)
-      throw IoError(path.string() + ": face order: expected each of the " + std::to_string(faces) +
-                    " faces once, got " + std::to_string(m.face_order.size()) + " entries");
-  }
+  check_face_order(path, m);
   if (m.face_varying_uv()) {
     if (m.uv_triangles.rows() != m.triangles.rows() || m.uv_quads.rows() != m.quads.rows())
       throw IoError(path.string() + ": texture coordinates: expected a row of corners per face (" +
@@ -78,6 +64,23 @@ void put_le(std::string& out, T v) {
 }
 
 }  // namespace
+
+void check_face_order(const std::filesystem::path& path, const PolygonMesh& m) {
+  if (m.face_order.empty()) return;
+  const Eigen::Index faces = m.triangles.rows() + m.quads.rows();
+  std::vector<char> seen(static_cast<std::size_t>(faces), 0);
+  bool ok = static_cast<Eigen::Index>(m.face_order.size()) == faces;
+  for (const Eigen::Index k : m.face_order) {
+    if (!ok || k < 0 || k >= faces || seen[static_cast<std::size_t>(k)]) {
+      ok = false;
+      break;
+    }
+    seen[static_cast<std::size_t>(k)] = 1;
+  }
+  if (!ok)
+    throw IoError(path.string() + ": face order: expected each of the " + std::to_string(faces) +
+                  " faces once, got " + std::to_string(m.face_order.size()) + " entries");
+}
 
 void write_obj(const std::filesystem::path& path, const PolygonMesh& mesh,
                const std::string& object_name, const Metadata& metadata, bool smooth_shading) {

@@ -42,6 +42,9 @@ struct PolygonMesh {
   bool face_varying_uv() const { return uv_triangles.rows() + uv_quads.rows() > 0; }
 };
 
+/// Throws IoError naming `path` unless mesh.face_order is empty or a permutation of the faces.
+void check_face_order(const std::filesystem::path& path, const PolygonMesh& mesh);
+
 /// Calls `f(quad, row)` for each face of `mesh` in the order files get them (face_order): row
 /// `row` of `quads` when `quad`, of `triangles` otherwise.
 template <class F>

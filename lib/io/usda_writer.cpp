@@ -7,7 +7,6 @@
 #include <utility>
 #include <vector>
 
-#include "core/check.hpp"
 #include "core/errors.hpp"
 #include "io/atomic_file.hpp"
 #include "io/number_text.hpp"
@@ -135,8 +134,7 @@ void UsdaWriter::write_frame(double time_code, const PolygonMesh& mesh,
     }
     first = false;
   };
-  DATADYN_CHECK(mesh.face_order.empty() || static_cast<Eigen::Index>(mesh.face_order.size()) ==
-                                               mesh.triangles.rows() + mesh.quads.rows());
+  check_face_order(path_, mesh);
   for_each_face(mesh, [&](bool quad, Eigen::Index i) {
     if (quad)
       face(mesh.quads.row(i));
