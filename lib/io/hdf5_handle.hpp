@@ -106,6 +106,8 @@ Shape dataset_shape(hid_t dataset);
 /// 8 x 36 weights 910,533,066,760 x 36) or the file was cut short. Checked before reading, where
 /// such a shape hung a read of fill values or ran out of memory without naming the dataset.
 void check_fully_written(hid_t dataset, const std::string& where);
+/// Whether every link of `path` exists; a lookup HDF5 cannot do (damaged metadata) throws
+/// IoError naming the file and the link rather than answering false.
 bool link_exists(hid_t file, const std::string& path);
 
 }  // namespace datadyn::io::h5

@@ -532,6 +532,32 @@ TEST_CASE("cache: reader errors name the file and the dataset") {
     CHECK(m.find("cut.h5") != std::string::npos);
     CHECK(m != "(no IoError)");
   }
+  SUBCASE("cut short and padded back with zeros: damaged, never a cache with fewer sequences") {
+    // A copy that lost its tail to a full disk and was preallocated to size: the superblock
+    // opens, but the groups' metadata are zeros. Listing the sequences must fail, naming the
+    // file, rather than answer "none" (which the tools reported as "the cache has no sequence").
+    const auto size = std::filesystem::file_size(good);
+    int damaged = 0;
+    for (int eighth = 1; eighth < 8; ++eighth) {
+      const auto pad = dir / "pad.h5";
+      std::filesystem::copy_file(good, pad, std::filesystem::copy_options::overwrite_existing);
+      std::filesystem::resize_file(pad, size * static_cast<unsigned>(eighth) / 8);
+      std::filesystem::resize_file(pad, size);
+      std::vector<std::string> names;
+      const std::string m = io_error_message([&] {
+        CacheReader r(pad);
+        names = r.sequence_names();
+      });
+      INFO("cut at ", eighth, "/8: ", m);
+      if (m == "(no IoError)") {
+        CHECK(names == std::vector<std::string>{"s"});
+      } else {
+        ++damaged;
+        CHECK(m.find("pad.h5") != std::string::npos);
+      }
+    }
+    CHECK(damaged > 0);  // the metadata sit within the file's first 7/8
+  }
   SUBCASE("wrong format name") {
     const auto other = dir / "other.h5";
     hid_t f = H5Fcreate(other.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
