@@ -223,16 +223,28 @@ Database open_database(const io::CacheReader& cache) {
                     std::to_string(s.frame_rate()) +
                     " fps (every simulation of a database must share frames and frame rate)");
     }
+    // l0 (the particle spacing) is optional - a database from another solver may not have it,
+    // and grid.spacing then says the resolution - but where it is, it is one value > 0 that every
+    // simulation shares.
     const io::Attributes attrs = s.attributes();
-    if (auto it = attrs.find("l0"); it != attrs.end()) {
-      const double l0 =
-          std::holds_alternative<double>(it->second) ? std::get<double>(it->second) : 0.0;
-      if (k == 0)
-        db.l0 = l0;
-      else if (std::abs(l0 - db.l0) > 1e-12 * db.l0)
-        throw IoError(where + ": attribute l0 = " + std::to_string(l0) +
-                      " differs from /sequences/" + db.names[0] + " (" + std::to_string(db.l0) +
-                      "): simulations must share a resolution");
+    const auto it = attrs.find("l0");
+    const bool has_l0 = it != attrs.end();
+    if (has_l0 &&
+        !(std::holds_alternative<double>(it->second) &&
+          std::isfinite(std::get<double>(it->second)) && std::get<double>(it->second) > 0))
+      throw IoError(where + "/@l0: expected the particle spacing, a number > 0 (metres), got " +
+                    io::attribute_string(it->second));
+    const double l0 = has_l0 ? std::get<double>(it->second) : 0.0;
+    if (k == 0) {
+      db.l0 = l0;
+    } else if ((l0 > 0) != (db.l0 > 0)) {
+      throw IoError(where + (has_l0 ? "/@l0: present" : ": no attribute l0") +
+                    ", while /sequences/" + db.names[0] + (has_l0 ? " has none" : " has one") +
+                    ": simulations must share a resolution");
+    } else if (std::abs(l0 - db.l0) > 1e-12 * db.l0) {
+      throw IoError(where + "/@l0: " + io::attribute_string(l0) + " differs from /sequences/" +
+                    db.names[0] + "'s " + io::attribute_string(db.l0) +
+                    ": simulations must share a resolution");
     }
   }
   if (db.frames == 0) throw IoError(file + ": the simulations have no frames");

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <map>
 #include <sstream>
@@ -340,6 +341,38 @@ TEST_CASE("wave-edit: bad databases and bad edits are clear errors that write no
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("nan_time.h5: /sequences/sim_000/time: element 1 (frame 2) is nan, expected "
                    "a finite number") != std::string::npos);
+
+  // l0, where a database has it, is one value > 0 for all: a simulation without it was taken
+  // silently, a negative one "differed" from itself, and 4e-9 apart printed as the same number.
+  const auto l0_error = [&](const std::function<void(const std::filesystem::path&)>& damage) {
+    write_database(dir / "l0.h5", 3, 3);
+    damage(dir / "l0.h5");
+    const auto result =
+        run_command(kTool + " -i " + (dir / "l0.h5").string() + " -c " +
+                    (dir / "edit.json").string() + " -o " + (dir / "x.h5").string());
+    CHECK(result.exit_code == 1);
+    CHECK_FALSE(std::filesystem::exists(dir / "x.h5"));
+    return result.err;
+  };
+  using datadyn::test::delete_attribute;
+  using datadyn::test::poke_double_attribute;
+  CHECK(l0_error([](const auto& f) { delete_attribute(f, "/sequences/sim_002", "l0"); })
+            .find("l0.h5: /sequences/sim_002: no attribute l0, while /sequences/sim_000 has one: "
+                  "simulations must share a resolution") != std::string::npos);
+  CHECK(l0_error([](const auto& f) {
+          delete_attribute(f, "/sequences/sim_000", "l0");
+        }).find("l0.h5: /sequences/sim_001/@l0: present, while /sequences/sim_000 has none") !=
+        std::string::npos);
+  CHECK(l0_error([](const auto& f) {
+          for (const char* s : {"/sequences/sim_000", "/sequences/sim_001", "/sequences/sim_002"})
+            poke_double_attribute(f, s, "l0", -0.02);
+        })
+            .find("l0.h5: /sequences/sim_000/@l0: expected the particle spacing, a number > 0 "
+                  "(metres), got -0.02") != std::string::npos);
+  CHECK(l0_error([](const auto& f) {
+          poke_double_attribute(f, "/sequences/sim_001", "l0", 0.020000004);
+        }).find("/sequences/sim_001/@l0: 0.020000004 differs from /sequences/sim_000's 0.02") !=
+        std::string::npos);
 
   // A database a failed run kept: said at the start, and in the message its narrow range gives.
   write_database(dir / "cut.h5", 1, 3, 30.0, "{}",

@@ -54,6 +54,16 @@ inline void poke_double_attribute(const std::filesystem::path& file, const std::
     throw std::runtime_error(file.string() + ": " + path + "@" + name + ": cannot write");
 }
 
+/// Removes the attribute `name` of the object at `path`, as a writer that never set it leaves it.
+inline void delete_attribute(const std::filesystem::path& file, const std::string& path,
+                             const std::string& name) {
+  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  const bool deleted = f >= 0 && H5Adelete_by_name(f, path.c_str(), name.c_str(), H5P_DEFAULT) >= 0;
+  if (f >= 0) H5Fclose(f);
+  if (!deleted)
+    throw std::runtime_error(file.string() + ": " + path + "@" + name + ": cannot delete");
+}
+
 /// Overwrites the middle of stored chunk `chunk` of `dataset` with a byte pattern, as a bad
 /// sector or a bit rot would: the chunk no longer inflates.
 inline void damage_chunk(const std::filesystem::path& file, const std::string& dataset,
