@@ -25,6 +25,42 @@ std::string vertex_text(const Eigen::Vector2d& p) {
   return buf;
 }
 
+double orientation(const Eigen::Vector2d& a, const Eigen::Vector2d& b, const Eigen::Vector2d& c) {
+  return (b.x() - a.x()) * (c.y() - a.y()) - (b.y() - a.y()) * (c.x() - a.x());
+}
+
+/// Whether segments pq and rs share a point (touching counts).
+bool segments_meet(const Eigen::Vector2d& p, const Eigen::Vector2d& q, const Eigen::Vector2d& r,
+                   const Eigen::Vector2d& s) {
+  const double o1 = orientation(p, q, r), o2 = orientation(p, q, s);
+  const double o3 = orientation(r, s, p), o4 = orientation(r, s, q);
+  if (o1 == 0 && o2 == 0) {  // collinear: the extents overlap
+    const auto overlap = [](double a0, double a1, double b0, double b1) {
+      return std::max(std::min(a0, a1), std::min(b0, b1)) <=
+             std::min(std::max(a0, a1), std::max(b0, b1));
+    };
+    return overlap(p.x(), q.x(), r.x(), s.x()) && overlap(p.y(), q.y(), r.y(), s.y());
+  }
+  return ((o1 <= 0 && o2 >= 0) || (o1 >= 0 && o2 <= 0)) &&
+         ((o3 <= 0 && o4 >= 0) || (o3 >= 0 && o4 <= 0));
+}
+
+/// "edges i and j cross" for the first two edges of `poly` that are not neighbours and meet
+/// (edge i runs from vertex i to vertex i + 1), or "".
+std::string crossing_edges(const Polygon& poly) {
+  const std::size_t n = poly.size();
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = i + 2; j < n; ++j) {
+      if (i == 0 && j == n - 1) continue;  // neighbours through vertex 0
+      if (segments_meet(poly[i], poly[(i + 1) % n], poly[j], poly[(j + 1) % n]))
+        return "edges " + std::to_string(i) + " " + vertex_text(poly[i]) + "-" +
+               vertex_text(poly[(i + 1) % n]) + " and " + std::to_string(j) + " " +
+               vertex_text(poly[j]) + "-" + vertex_text(poly[(j + 1) % n]) +
+               " meet: expected a simple polygon (its edges meet only at their shared corners)";
+    }
+  return "";
+}
+
 }  // namespace
 
 bool point_in_polygon(const Polygon& poly, const Eigen::Vector2d& p) {
@@ -46,6 +82,7 @@ std::string tank_shape_error(const TankShape& shape) {
     for (const auto& v : poly)
       if (!v.allFinite()) return what + ": vertex " + vertex_text(v) + " is not finite";
     if (!(std::abs(signed_area(poly)) > 0)) return what + ": the polygon has no area";
+    if (auto e = crossing_edges(poly); !e.empty()) return what + ": " + e;
     return "";
   };
   if (auto e = check_polygon(shape.vertices, "tank"); !e.empty()) return e;

@@ -106,6 +106,23 @@ TEST_CASE("tank shape errors name the problem") {
   CHECK(tank_shape_error(s).find("obstacle 0: vertex (3, 0.5) is outside the tank") == 0);
   s.obstacles = {{{0.5, 0}, {1, 0}, {1, 0.3}}};  // touching the walls is fine
   CHECK(tank_shape_error(s).empty());
+  // A polygon whose edges cross has no inside to fill (it passed, and the run failed with a
+  // particle "inside a wall"): a bow tie, a notch through the floor, and a spike back onto an
+  // edge. Non-convex simple polygons (the beach tank) stay fine.
+  s.obstacles.clear();
+  s.vertices = {{0, 0}, {2, 1}, {2, 0}, {0, 2}};
+  CHECK(tank_shape_error(s) ==
+        "tank: edges 0 (0, 0)-(2, 1) and 2 (2, 0)-(0, 2) meet: expected a simple polygon (its "
+        "edges meet only at their shared corners)");
+  s.vertices = {{0, 0}, {2, 0}, {2, 1}, {1, -0.5}, {0, 1}};
+  CHECK(tank_shape_error(s).find("tank: edges 0 (0, 0)-(2, 0) and 2 (2, 1)-(1, -0.5) meet") == 0);
+  s.vertices = {{0, 0}, {2, 0}, {2, 1}, {1, 0}, {0, 1}};  // vertex 3 on edge 0
+  CHECK(tank_shape_error(s).find("tank: edges 0 (0, 0)-(2, 0) and 2 (2, 1)-(1, 0) meet") == 0);
+  s.vertices = {{0, 0}, {2, 0}, {2, 1}, {1, 0.5}, {0, 1}};
+  CHECK(tank_shape_error(s).empty());
+  s.vertices = {{0, 0}, {1, 0}, {1, 1}, {0, 1}};
+  s.obstacles = {{{0.2, 0.2}, {0.4, 0.4}, {0.4, 0.2}, {0.2, 0.5}}};
+  CHECK(tank_shape_error(s).find("obstacle 0: edges 0") == 0);
 }
 
 TEST_CASE("initial water: column plus still layer on the lattice, a column outside is an error") {
