@@ -18,6 +18,11 @@
 
 namespace datadyn::elastic {
 
+/// The least damping with which the default cuboid's undamped test cases settled (0.001 still blew
+/// up on a floor): with less, the explicit step (eqs. 4-5) is only neutrally stable and contacts
+/// and spin feed its wobble until the run diverges. A diverged run's message names it.
+inline constexpr double kStableDamping = 0.005;
+
 /// Per-body parameters of the time step (eqs. 4-7).
 struct BodyParams {
   /// α of eq. 4 in [0, 1]: the fraction of the way to the goal a particle's velocity takes per
@@ -28,7 +33,8 @@ struct BodyParams {
   double beta = 0.995;
   /// Fraction of each particle's velocity relative to the body's rigid motion (centre-of-mass
   /// velocity plus angular velocity) removed per step, in [0, 1]. Conserves linear and angular
-  /// momentum: it damps the wobble, not the fall or the spin. Authors' demo: 0.03-0.04.
+  /// momentum: it damps the wobble, not the fall or the spin. Authors' demo: 0.03-0.04. Below
+  /// kStableDamping the step gains energy (measured, docs/tools/sm-example-sim.md).
   double damping = 0.03;
   /// Fraction of the whole velocity removed per step (air drag), in [0, 1].
   double drag = 0.0;
