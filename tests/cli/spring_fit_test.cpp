@@ -408,6 +408,24 @@ TEST_CASE("spring-fit: shared regions, explicit and rigid, get one ks and kd eac
     CHECK(ks[static_cast<std::size_t>(v)] == ks[static_cast<std::size_t>(rigid[0])]);
     CHECK(kd[static_cast<std::size_t>(v)] == report["shared_regions"][1]["kd"].get<double>());
   }
+  // The paper's fig. 7: what does not jiggle ends stiff and overdamped (kd² > 4 ks, unit mass:
+  // no oscillation at all), at the box's corner; what does is mostly softer and underdamped (64
+  // and 69 of the 72 free vertices here: a few next to the pins barely move and fit as stiff).
+  const auto r0 = static_cast<std::size_t>(rigid[0]);
+  CHECK(kd[r0] * kd[r0] > 4 * ks[r0]);
+  CHECK(ks[r0] == doctest::Approx(1e4).epsilon(0.01));  // fit.ks_max, fit.kd_max
+  CHECK(kd[r0] == doctest::Approx(1e3).epsilon(0.01));
+  int free_count = 0, underdamped = 0, softer = 0;
+  for (Eigen::Index v = 0; v < N; ++v) {
+    if (std::find(rigid.begin(), rigid.end(), v) != rigid.end() || (v >= 3 && v <= 5)) continue;
+    const auto i = static_cast<std::size_t>(v);
+    ++free_count;
+    underdamped += kd[i] * kd[i] < 4 * ks[i];
+    softer += ks[i] < ks[r0];
+  }
+  INFO("free vertices ", free_count, ": underdamped ", underdamped, ", softer ", softer);
+  CHECK(underdamped >= 0.8 * free_count);
+  CHECK(softer >= 0.9 * free_count);
 }
 
 TEST_CASE("spring-fit: fitted springs are the same on 1 and 2 threads") {
