@@ -7,6 +7,7 @@
 #include <random>
 
 #include "cloth/cloth_params.hpp"
+#include "cloth/mass_spring_solver.hpp"
 #include "cloth/miniature.hpp"
 #include "cloth/training_pairs.hpp"
 #include "cloth/upscale.hpp"
@@ -38,13 +39,51 @@ TEST_CASE("DSDS of a cloth at rest, scaled back up, equals the target at rest") 
 }
 
 TEST_CASE("the miniature's external forces are 1/f of the target's, per particle") {
+  // Eq. 8 for gravity, and the same for wind (miniature.hpp): the target moving at u and its
+  // miniature, the target's DSDS, moving at u / f. Closed form per particle: gravity m g (1/f on
+  // the miniature); wind c A_i (w - u)_n |(w - u)_n| along the normal, A_i a third of the
+  // particle's triangles' area - which the miniature keeps, its spacing being the target's.
   ClothParams target;
   target.nx = target.ny = 9;
   REQUIRE(apply_scene_preset("flag", target));
-  const ClothParams mini = miniature_params(target, 2);
-  CHECK(mini.force_scale == doctest::Approx(0.5));
-  CHECK(mini.velocity_scale == doctest::Approx(2.0));
-  CHECK(mini.nx == 5);
+  target.pins = PinMode::None;  // a pin's velocity is 0, not u
+  target.wind.gust = 0.0;
+  target.wind.velocity = {4.0, 1.0, 3.0};
+  target.wind.drag = 0.6;
+  const int f = 2;
+  const ClothParams mini = miniature_params(target, f);
+  REQUIRE(mini.nx == 5);
+  const Eigen::RowVector3d u(0.5, -0.2, 1.0);
+  const auto uniform = [](Eigen::Index rows, const Eigen::RowVector3d& v) {
+    datadyn::Points3 out(rows, 3);
+    out.rowwise() = v;
+    return out;
+  };
+  MassSpringSolver big(target), small(mini);
+  const datadyn::Points3 x = rest_positions(target);
+  big.set_state(x, uniform(x.rows(), u));
+  const datadyn::Points3 xm = downsample_downscale(x, target.nx, target.ny, f);
+  small.set_state(xm, uniform(xm.rows(), u / f));
+  const datadyn::Points3 fb = big.external_forces(), fm = small.external_forces();
+  // The sheet lies in the x-y plane: its normal is +-z, and the normal part of w - u is 2 m/s.
+  const double wn = target.wind.velocity.z() - u.z(), s2 = target.spacing * target.spacing;
+  const Eigen::RowVector3d gravity = (target.mass * target.gravity).transpose();
+  const Eigen::RowVector3d wind(0.0, 0.0, target.wind.drag * s2 * wn * std::abs(wn));
+  // Interior particles: six triangles of s^2 / 2 each, a third of each.
+  const int ti = grid_index(target, 4, 4), mi = grid_index(mini, 2, 2);
+  CHECK((fb.row(ti) - (gravity + wind)).norm() <= 1e-12 * (gravity + wind).norm());
+  CHECK((fm.row(mi) - (gravity + wind) / f).norm() <= 1e-12 * (gravity + wind).norm());
+  // Every miniature particle against the target particle it stands for, boundary ones included
+  // (same triangles around them): exactly 1/f, up to rounding.
+  for (int r = 0; r < mini.ny; ++r)
+    for (int c = 0; c < mini.nx; ++c) {
+      const Eigen::RowVector3d want = fb.row(grid_index(target, f * r, f * c)) / f;
+      CHECK((fm.row(grid_index(mini, r, c)) - want).norm() <= 1e-12 * want.norm());
+    }
+  // The wind's total is c A (w - u)_n |(w - u)_n| n over the whole sheet, A its area.
+  const double area = s2 * (target.nx - 1) * (target.ny - 1);
+  CHECK(fb.col(2).sum() ==
+        doctest::Approx(target.wind.drag * area * wn * std::abs(wn)).epsilon(1e-12));
 }
 
 TEST_CASE("patch outputs assemble back to the target frame, for every option") {
