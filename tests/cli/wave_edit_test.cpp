@@ -27,6 +27,20 @@ namespace {
 
 const std::string kTool = std::string(DATADYN_BIN_DIR) + "/wave-edit";
 
+/// `count` particles: a block of water [0, width] x [0, height] on an l0 lattice, the rest far
+/// outside the feature grid (x = -10 m), where they add no density (a cache keeps N fixed).
+datadyn::Points2 water_block(int count, double width, double height, double l0) {
+  const int cols = static_cast<int>(width / l0 + 0.5), rows = static_cast<int>(height / l0 + 0.5);
+  datadyn::Points2 x(count, 2);
+  for (int k = 0; k < count; ++k) {
+    if (k < cols * rows)
+      x.row(k) << (k % cols + 0.5) * l0, (k / cols + 0.5) * l0;
+    else
+      x.row(k) << -10.0, 0.0;
+  }
+  return x;
+}
+
 /// Simulation n: a block of water on an l0 = 0.02 lattice, x in [0, 0.3 + 0.05 t], height
 /// (0.1 + 0.05 n)(1 − 0.1 t) at frame t, so H_n(s) = 0.1 + 0.05 n at every s inside the block.
 /// `incomplete`: the root attribute a failed mps-gen run leaves (none when empty).
@@ -40,24 +54,34 @@ void write_database(const std::filesystem::path& path, int sims, int frames,
     std::snprintf(name, sizeof name, "sim_%03d", n);
     auto& s = w.add_sequence(name, {n == sims - 1 ? rate_of_last : 30.0, 2});
     s.set_attribute("l0", l0);
-    // The cache keeps N fixed: particles the block has no lattice site for wait far outside the
-    // feature grid (x = -10 m), where they add no density.
     const int count = 600;
     for (int t = 0; t < frames; ++t) {
       const double width = 0.3 + 0.05 * t, height = (0.1 + 0.05 * n) * (1 - 0.1 * t);
-      const int cols = static_cast<int>(width / l0 + 0.5),
-                rows = static_cast<int>(height / l0 + 0.5);
-      datadyn::Points2 x(count, 2);
-      for (int k = 0; k < count; ++k) {
-        if (k < cols * rows)
-          x.row(k) << (k % cols + 0.5) * l0, (k / cols + 0.5) * l0;
-        else
-          x.row(k) << -10.0, 0.0;
-      }
+      const datadyn::Points2 x = water_block(count, width, height, l0);
       s.append_frame(t + 1, t / 30.0, {{"points/position", datadyn::io::view(x)}});
     }
   }
   if (!incomplete.empty()) w.set_attribute("/", "incomplete", incomplete);
+  w.commit();
+}
+
+/// Simulation n: water H_n = 0.1 + 0.05 n high, x in [0, 0.1 + v_n t] (at most 0.56 m), its front
+/// moving at v_n = 0.3 (n + 1) m/s, so it reaches x = 0.4 after about 30 / (n + 1) frames.
+void write_fronts(const std::filesystem::path& path, int sims, int frames) {
+  datadyn::io::CacheWriter w(path, {"test", "", "{}", ""});
+  const double l0 = 0.02;
+  for (int n = 0; n < sims; ++n) {
+    char name[16];
+    std::snprintf(name, sizeof name, "sim_%03d", n);
+    auto& s = w.add_sequence(name, {30.0, 2});
+    s.set_attribute("l0", l0);
+    const int count = 600;
+    for (int t = 0; t < frames; ++t) {
+      const double width = std::min(0.1 + 0.3 * (n + 1) * t / 30.0, 0.56), height = 0.1 + 0.05 * n;
+      const datadyn::Points2 x = water_block(count, width, height, l0);
+      s.append_frame(t + 1, t / 30.0, {{"points/position", datadyn::io::view(x)}});
+    }
+  }
   w.commit();
 }
 
@@ -627,4 +651,59 @@ TEST_CASE("wave-edit: a particle position that is not finite is named, not dropp
   CHECK(r.err.find("db.h5: /sequences/sim_001/points/position: frame 2: point 7 is not finite") !=
         std::string::npos);
   CHECK(!std::filesystem::exists(dir / "s.h5"));
+}
+
+TEST_CASE("wave-edit: time alignment brings every slice's wave to the cross-section together") {
+  // Slices 0-4 take simulations 0, 1, 2, 1, 0, whose fronts reach x = 0.4 around frames 30, 15
+  // and 10. The water's arrival at the cross-section, read off the level set at 5 cm above the
+  // floor, is then frames apart from slice to slice; aligned to slice 2 (the fixed one), within a
+  // frame (the level set's front and the height's rise are not the same point of the front).
+  TempDir dir;
+  write_fronts(dir / "db.h5", 3, 40);
+  const auto first_wet = [&](const std::string& out) {
+    const auto report = nlohmann::json::parse(
+        std::ifstream(dir / (out.substr(0, out.size() - 3) + ".report.json")));
+    std::vector<int> picked;
+    for (const auto& sl : report["slices"]) picked.push_back(sl["optimal"]["index"]);
+    CHECK(picked == std::vector<int>{0, 1, 2, 1, 0});
+    datadyn::io::CacheReader cache(dir / out);
+    const auto s = cache.sequence("surface");
+    const auto spec = s.grid_spec("surface");
+    std::vector<int> first(5, -1);
+    for (std::size_t f = 0; f < s.frame_count(); ++f) {
+      const auto phi = s.read_frame<float>("grids/surface", f);
+      for (int slice = 0; slice < 5; ++slice) {
+        const auto index = [&](double v, double o) {
+          return static_cast<std::size_t>(std::lround((v - o) / spec.voxel_size));
+        };
+        const std::size_t i = index(0.4, spec.origin.x()), j = index(0.05, spec.origin.y()),
+                          k = index(0.04 * slice, spec.origin.z());
+        if (first[static_cast<std::size_t>(slice)] < 0 &&
+            phi.data[(k * spec.ny + j) * spec.nx + i] < 0)
+          first[static_cast<std::size_t>(slice)] = static_cast<int>(f);
+      }
+    }
+    return first;
+  };
+  const auto spread = [](const std::vector<int>& v) {
+    return *std::max_element(v.begin(), v.end()) - *std::min_element(v.begin(), v.end());
+  };
+  std::ofstream(dir / "edit.json")
+      << config(R"(, "cross_section": 0.4, "grid": {"min": [-0.1, -0.1], "max": [0.7, 0.4]})");
+  for (const bool align : {false, true}) {
+    const std::string out = align ? "aligned.h5" : "plain.h5";
+    const auto r = run_command(
+        kTool + " -q -i " + (dir / "db.h5").string() + " -c " + (dir / "edit.json").string() +
+        " --set align_time.enabled=" + (align ? "true" : "false") + " -o " + (dir / out).string());
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const auto first = first_wet(out);
+    INFO("first wet frame per slice, align ", align, ": ", first[0], " ", first[1], " ", first[2],
+         " ", first[3], " ", first[4]);
+    CHECK(std::find(first.begin(), first.end(), -1) == first.end());
+    if (align)
+      CHECK(spread(first) <= 1);
+    else
+      CHECK(spread(first) >= 15);
+  }
 }
