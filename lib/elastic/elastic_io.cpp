@@ -728,9 +728,7 @@ SimulationReport simulate_to_cache(Scene& scene, const SceneConfig& config,
       report.message = "frame " + std::to_string(f) + ": body '" +
                        scene.bodies[static_cast<std::size_t>(health.body)].name + "': particle " +
                        std::to_string(health.particle) + " diverged (" + health.reason + ")";
-      // Undamped, the explicit step is only neutrally stable and contacts feed its wobble:
-      // measured on the default cuboid (docs/tools/sm-example-sim.md, damping), 0 blows up
-      // within a thousand frames and 0.005 settles.
+      // The likeliest cause of a blow-up with too little damping (kStableDamping) is that.
       const double damping = scene.bodies[static_cast<std::size_t>(health.body)].params.damping;
       if (damping < kStableDamping) {
         char hint[160];

@@ -242,6 +242,20 @@ Handle file_access_plist() {
   return p;
 }
 
+namespace {
+
+/// "name: " of the file `id` belongs to, or "" when HDF5 cannot say.
+std::string file_name(hid_t id) {
+  const ssize_t length = H5Fget_name(id, nullptr, 0);
+  if (length <= 0) return "";
+  std::string name(static_cast<std::size_t>(length) + 1, '\0');
+  H5Fget_name(id, name.data(), name.size());
+  name.resize(static_cast<std::size_t>(length));
+  return name + ": ";
+}
+
+}  // namespace
+
 bool link_exists(hid_t file, const std::string& path) {
   if (path.empty() || path == "/") return true;
   // H5Lexists fails (rather than returning 0) if an intermediate link is missing: walk down.
@@ -251,21 +265,14 @@ bool link_exists(hid_t file, const std::string& path) {
     size_t next = path.find('/', pos + 1);
     if (next == std::string::npos) next = path.size();
     prefix = path.substr(0, next);
-    if (prefix.size() <= 1) {
-      pos = next;
-      continue;
+    if (prefix.size() > 1) {
+      const htri_t found = H5Lexists(file, prefix.c_str(), H5P_DEFAULT);
+      // Each parent was found above, so a failure is the group's own: damaged metadata, which
+      // must not read as "absent" (a padded, cut file said "the cache has no sequence").
+      if (found < 0)
+        check_status(-1, file_name(file) + prefix + ": cannot look the link up (damaged file?)");
+      if (found == 0) return false;
     }
-    const htri_t found = H5Lexists(file, prefix.c_str(), H5P_DEFAULT);
-    // Each parent was found above, so a failure is the group's own: damaged metadata, which
-    // must not read as "absent" (a padded, cut file said "the cache has no sequence").
-    if (found < 0) {
-      std::string name(1024, '\0');
-      const ssize_t length = H5Fget_name(file, name.data(), name.size());
-      name.resize(length > 0 ? std::min(static_cast<std::size_t>(length), name.size() - 1) : 0);
-      check_status(-1, (name.empty() ? std::string() : name + ": ") + prefix +
-                           ": cannot look the link up (damaged file?)");
-    }
-    if (found == 0) return false;
     pos = next;
   }
   return true;

@@ -229,12 +229,11 @@ Database open_database(const io::CacheReader& cache) {
     const io::Attributes attrs = s.attributes();
     const auto it = attrs.find("l0");
     const bool has_l0 = it != attrs.end();
-    if (has_l0 &&
-        !(std::holds_alternative<double>(it->second) &&
-          std::isfinite(std::get<double>(it->second)) && std::get<double>(it->second) > 0))
+    const double* value = has_l0 ? std::get_if<double>(&it->second) : nullptr;
+    if (has_l0 && !(value && std::isfinite(*value) && *value > 0))
       throw IoError(where + "/@l0: expected the particle spacing, a number > 0 (metres), got " +
                     io::attribute_string(it->second));
-    const double l0 = has_l0 ? std::get<double>(it->second) : 0.0;
+    const double l0 = value ? *value : 0.0;
     if (k == 0) {
       db.l0 = l0;
     } else if ((l0 > 0) != (db.l0 > 0)) {
