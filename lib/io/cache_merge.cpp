@@ -386,7 +386,8 @@ struct Merger {
         const bool row_array = own && (child == "time" || child == "frame");
         // The attribute's presence marks a per-frame array, as the cache reader takes it (its
         // value was read as an integer, and a string there failed as "wrong index for variant").
-        const bool per_frame = H5Aexists(datasets[0].id, "per_frame") > 0;
+        const bool per_frame = h5::attribute_exists(datasets[0].id, "per_frame",
+                                                    name(datasets[0].input) + ": " + child_path);
         if (row_array) {
           merge_frame_rows(datasets, to, child, child_path, *frames, true);
         } else if (per_frame) {

@@ -166,7 +166,7 @@ struct SequenceReader::Impl {
     if (it != open.end()) return it->second;
     Open o;
     o.ds = open_dataset(file->get(), file_name, group_path + "/" + rel, o.info);
-    o.per_frame = H5Aexists(o.ds.get(), "per_frame") > 0;
+    o.per_frame = h5::attribute_exists(o.ds.get(), "per_frame", where(rel));
     return open.emplace(rel, std::move(o)).first->second;
   }
 
@@ -327,7 +327,7 @@ struct SequenceReader::Impl {
       throw IoError(w + ": attribute class: expected \"level_set\" or \"density\", got " +
                     attribute_string(cls));
     s.grid_class = *cs == "level_set" ? GridClass::LevelSet : GridClass::Density;
-    if (s.grid_class == GridClass::LevelSet && H5Aexists(o.ds.get(), "background") > 0) {
+    if (s.grid_class == GridClass::LevelSet && h5::attribute_exists(o.ds.get(), "background", w)) {
       const double band =
           attribute_number(h5::read_attribute(o.ds.get(), "background", w), w, "background");
       // The band's half width: a level set's background is outside it and positive (OpenVDB
@@ -544,7 +544,7 @@ CacheReader::CacheReader(std::filesystem::path path) : impl_(std::make_unique<Im
                    H5Fclose, r.file_name + ": cannot open the HDF5 file (truncated or damaged?)"));
   Handle root(H5Gopen2(r.file->get(), "/", H5P_DEFAULT), H5Gclose);
   const std::string w = r.file_name + ": /";
-  if (H5Aexists(root.get(), "format") <= 0)
+  if (!h5::attribute_exists(root.get(), "format", w))
     throw IoError(w +
                   ": attribute format: expected \"datadyn-cache\", got none (not a datadyn cache)");
   const AttributeValue fmt = h5::read_attribute(root.get(), "format", w);
@@ -576,7 +576,7 @@ Provenance CacheReader::provenance() const {
   Handle root(H5Gopen2(impl_->file->get(), "/", H5P_DEFAULT), H5Gclose);
   const std::string w = impl_->file_name + ": /";
   auto text = [&](const char* name) {
-    if (H5Aexists(root.get(), name) <= 0) return std::string();
+    if (!h5::attribute_exists(root.get(), name, w)) return std::string();
     const AttributeValue a = h5::read_attribute(root.get(), name, w);
     const auto* s = std::get_if<std::string>(&a);
     return s ? *s : attribute_string(a);

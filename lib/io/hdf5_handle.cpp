@@ -278,6 +278,13 @@ bool link_exists(hid_t file, const std::string& path) {
   return true;
 }
 
+bool attribute_exists(hid_t object, const std::string& name, const std::string& where) {
+  const htri_t found = H5Aexists(object, name.c_str());
+  if (found < 0)
+    check_status(-1, where + ": attribute " + name + ": cannot look it up (damaged file?)");
+  return found > 0;
+}
+
 Handle ensure_group(hid_t file, const std::string& path, const std::string& file_name) {
   Handle gcpl = group_create_plist();
   std::string prefix;

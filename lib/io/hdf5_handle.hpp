@@ -109,5 +109,8 @@ void check_fully_written(hid_t dataset, const std::string& where);
 /// Whether every link of `path` exists; a lookup HDF5 cannot do (damaged metadata) throws
 /// IoError naming the file and the link rather than answering false.
 bool link_exists(hid_t file, const std::string& path);
+/// Whether `object` has the attribute `name`; a lookup HDF5 cannot do (a damaged object header)
+/// throws IoError naming `where` and the attribute rather than answering false.
+bool attribute_exists(hid_t object, const std::string& name, const std::string& where);
 
 }  // namespace datadyn::io::h5

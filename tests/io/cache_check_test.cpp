@@ -283,6 +283,22 @@ TEST_CASE("crash report: a fault outside the HDF5 library keeps its default acti
   }
 }
 
+TEST_CASE("HDF5 attribute lookup: present, absent, and a lookup that fails") {
+  // A lookup HDF5 cannot do must throw naming the object, not read as "absent": absent
+  // per_frame made a per-frame array static, and absent format "not a datadyn cache".
+  TempDir dir;
+  const auto path = dir / "a.h5";
+  hid_t f = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  REQUIRE(f >= 0);
+  h5::write_attribute(f, "format", AttributeValue(std::string("x")), "a.h5: /");
+  CHECK(h5::attribute_exists(f, "format", "a.h5: /"));
+  CHECK_FALSE(h5::attribute_exists(f, "per_frame", "a.h5: /"));
+  H5Fclose(f);
+  // A closed file's id: HDF5 answers -1, as for an object header it cannot read.
+  const std::string m = io_error_message([&] { h5::attribute_exists(f, "format", "a.h5: /"); });
+  CHECK(m.find("a.h5: /: attribute format: cannot look it up (damaged file?)") == 0);
+}
+
 TEST_CASE("HDF5 errors: the driver's failure reads as its reason") {
   // As HDF5 1.10's sec2 driver words a full disk (time stamp with its newline included).
   const std::string full =
