@@ -489,6 +489,76 @@ TEST_CASE("cache: output directory that does not exist is a clear error") {
                        doctest::Contains("does not exist"), IoError);
 }
 
+TEST_CASE("cache: storage follows docs/cache-format.md (chunks, filters, strings)") {
+  // What other readers (h5py, Houdini's HDF5 SOPs, a plain HDF5 build) rely on: a per-frame
+  // array is extendible in frames with one frame a chunk, shuffle then deflate at the writer's
+  // level and no other filter; time and frame chunked by 1,024 without filters; strings
+  // variable-length UTF-8.
+  TempDir dir;
+  const auto path = dir / "c.h5";
+  const int n = 50, frames = 5;
+  write_small_cache(path, frames, n);
+  hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  REQUIRE(f >= 0);
+  struct Layout {
+    std::vector<hsize_t> dims, max_dims, chunk;
+    std::vector<H5Z_filter_t> filters;
+    std::vector<unsigned> deflate_level;
+  };
+  auto layout = [&](const char* name) {
+    Layout l;
+    hid_t ds = H5Dopen2(f, name, H5P_DEFAULT);
+    REQUIRE(ds >= 0);
+    hid_t space = H5Dget_space(ds);
+    const int rank = H5Sget_simple_extent_ndims(space);
+    l.dims.resize(rank);
+    l.max_dims.resize(rank);
+    H5Sget_simple_extent_dims(space, l.dims.data(), l.max_dims.data());
+    hid_t dcpl = H5Dget_create_plist(ds);
+    if (H5Pget_layout(dcpl) == H5D_CHUNKED) {
+      l.chunk.resize(rank);
+      H5Pget_chunk(dcpl, rank, l.chunk.data());
+    }
+    for (int i = 0; i < H5Pget_nfilters(dcpl); ++i) {
+      unsigned flags = 0, values[4] = {0, 0, 0, 0};
+      std::size_t n_values = 4;
+      l.filters.push_back(H5Pget_filter2(dcpl, i, &flags, &n_values, values, 0, nullptr, nullptr));
+      if (l.filters.back() == H5Z_FILTER_DEFLATE) l.deflate_level.push_back(values[0]);
+    }
+    H5Pclose(dcpl);
+    H5Sclose(space);
+    H5Dclose(ds);
+    return l;
+  };
+  const auto N = static_cast<hsize_t>(n);
+  const Layout pos = layout("/sequences/s/points/position");
+  CHECK(pos.dims == std::vector<hsize_t>{frames, N, 3});
+  CHECK(pos.max_dims == std::vector<hsize_t>{H5S_UNLIMITED, N, 3});
+  CHECK(pos.chunk == std::vector<hsize_t>{1, N, 3});
+  CHECK(pos.filters == std::vector<H5Z_filter_t>{H5Z_FILTER_SHUFFLE, H5Z_FILTER_DEFLATE});
+  CHECK(pos.deflate_level == std::vector<unsigned>{1});
+  for (const char* name : {"/sequences/s/time", "/sequences/s/frame"}) {
+    INFO(name);
+    const Layout l = layout(name);
+    CHECK(l.dims == std::vector<hsize_t>{frames});
+    CHECK(l.max_dims == std::vector<hsize_t>{H5S_UNLIMITED});
+    CHECK(l.chunk == std::vector<hsize_t>{1024});
+    CHECK(l.filters.empty());
+  }
+  for (const char* name : {"format", "generator", "config_json"}) {
+    INFO(name);
+    hid_t a = H5Aopen(f, name, H5P_DEFAULT);
+    REQUIRE(a >= 0);
+    hid_t t = H5Aget_type(a);
+    CHECK(H5Tget_class(t) == H5T_STRING);
+    CHECK(H5Tis_variable_str(t) > 0);
+    CHECK(H5Tget_cset(t) == H5T_CSET_UTF8);
+    H5Tclose(t);
+    H5Aclose(a);
+  }
+  H5Fclose(f);
+}
+
 TEST_CASE("cache: reader errors name the file and the dataset") {
   TempDir dir;
   const auto good = dir / "good.h5";
