@@ -323,6 +323,9 @@ void write_model(io::CacheWriter& w, const UpscaleModel& m) {
     w.write_array("/model/history/train_loss", io::view(train));
     w.write_array("/model/history/test_loss", io::view(test));
   }
+  if (m.domain)
+    for (const auto& r : m.domain->ranges)
+      w.set_attribute("/model/domain", r.key, std::vector<double>{r.low, r.high});
 }
 
 template <class T>
@@ -517,6 +520,12 @@ void read_cloth_config(app::ConfigReader& r, ClothConfig& c) {
   runs.get("mass", c.runs.mass, positive());
   runs.get("k_structural", c.runs.k_structural, positive());
   runs.get("time_step", c.runs.time_step, kTimeStepRange);
+  runs.get("wind_velocity", c.runs.wind_velocity);
+  if (!c.runs.wind_velocity.empty() && c.cloth.wind.drag == 0)
+    runs.fail("wind_velocity",
+              "no wind velocities while cloth.wind.drag is 0 (a drag of 0 takes no force from "
+              "the wind, so the runs would not differ)",
+              {"cloth.wind.drag", "scene"});
   r.get("dsds_factor", c.dsds_factor, app::in_range(2, 4));
   c.dsds_factor_given = r.has("dsds_factor");
   if (!has_miniature(c.cloth, c.dsds_factor))
@@ -572,19 +581,24 @@ std::vector<ClothParams> expand_runs(const ClothConfig& c) {
   auto or_base = [](const std::vector<double>& v, double base) {
     return v.empty() ? std::vector<double>{base} : v;
   };
+  std::vector<Eigen::Vector3d> winds;
+  for (const auto& w : c.runs.wind_velocity) winds.emplace_back(w[0], w[1], w[2]);
+  if (winds.empty()) winds.push_back(c.cloth.wind.velocity);
   std::vector<ClothParams> runs;
   for (double m : or_base(c.runs.mass, c.cloth.mass))
     for (double k : or_base(c.runs.k_structural, c.cloth.k_structural))
-      for (double h : or_base(c.runs.time_step, c.cloth.time_step)) {
-        ClothParams p = c.cloth;
-        p.mass = m;
-        const double scale = k / c.cloth.k_structural;
-        p.k_structural = k;
-        p.k_shear *= scale;
-        p.k_bending *= scale;
-        p.time_step = h;
-        runs.push_back(p);
-      }
+      for (double h : or_base(c.runs.time_step, c.cloth.time_step))
+        for (const Eigen::Vector3d& wind : winds) {
+          ClothParams p = c.cloth;
+          p.mass = m;
+          const double scale = k / c.cloth.k_structural;
+          p.k_structural = k;
+          p.k_shear *= scale;
+          p.k_bending *= scale;
+          p.time_step = h;
+          p.wind.velocity = wind;
+          runs.push_back(p);
+        }
   return runs;
 }
 
@@ -731,6 +745,21 @@ UpscaleModel read_model(const std::filesystem::path& path) {
     const auto te = r.read_array<double>("/model/history/test_loss");
     for (std::size_t i = 0; i < tr.size() && i < te.size(); ++i)
       m.history.push_back({static_cast<int>(i) + 1, tr.data[i], te.data[i]});
+  }
+  if (r.exists("/model/domain")) {
+    // Each quantity as [least, greatest]; keys of a later writer are left to it.
+    const auto d = r.attributes("/model/domain");
+    const std::string dw = path.string() + ": /model/domain";
+    TrainingDomain domain;
+    for (const auto& key : TrainingDomain::quantity_keys()) {
+      if (!d.count(key)) continue;
+      const auto v = required_attribute<std::vector<double>>(d, dw, key, "[least, greatest]");
+      if (v.size() != 2 || !std::isfinite(v[0]) || !std::isfinite(v[1]) || v[0] > v[1])
+        throw IoError(dw + "@" + key + ": expected [least, greatest], finite, got " +
+                      io::attribute_string(v));
+      domain.ranges.push_back({key, v[0], v[1]});
+    }
+    m.domain = std::move(domain);
   }
   return m;
 }
@@ -1069,6 +1098,9 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
   const std::vector<std::size_t>& order = split.order;
   const std::size_t n_test = split.test;
   UpscaleModel model;
+  std::vector<const ClothParams*> trained;
+  for (std::size_t i = 0; i + n_test < order.size(); ++i) trained.push_back(&seqs[order[i]].params);
+  if (!trained.empty()) model.domain = TrainingDomain::of(trained);
   model.factor = f;
   model.options = config.features;
   model.miniature = config.train_miniature;
@@ -1211,6 +1243,34 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
   writer.commit();
 }
 
+namespace {
+
+/// Warns, naming the run and the model, of each quantity of `run` outside what the model's
+/// training runs spanned (a model without the record is not checked).
+void warn_outside_training(const std::string& name, const ClothParams& run,
+                           const UpscaleModel& model, const std::filesystem::path& model_path) {
+  if (!model.domain) return;
+  std::string list;
+  for (const auto& d : model.domain->outside(run)) {
+    auto text = [&](double v) {
+      return d.trained.flag ? std::string(v != 0 ? "true" : "false") : app::number_text(v);
+    };
+    list +=
+        (list.empty() ? "" : ", ") + d.trained.key + " " + text(d.value) + " (trained " +
+        (d.trained.low == d.trained.high ? text(d.trained.low)
+                                         : text(d.trained.low) + " to " + text(d.trained.high)) +
+        ")";
+  }
+  if (!list.empty())
+    spdlog::warn(
+        "{}: outside the runs {} was trained on: {}; the network knows only motions like "
+        "those it learned (Lee et al. 2019, sec. 6, fig. 15: wind from another direction gave "
+        "wrong wrinkles)",
+        name, model_path.string(), list);
+}
+
+}  // namespace
+
 void run_upscale(app::Context& ctx, const ClothConfig& config, const std::string& method_flag) {
   const std::string method = method_flag.empty() ? config.upscale_method : method_flag;
   const auto inputs = ctx.inputs();
@@ -1288,6 +1348,8 @@ void run_upscale(app::Context& ctx, const ClothConfig& config, const std::string
       jobs.push_back({run_name(config.scene, k), miniature_params(runs[k], f), runs[k], true, {}});
     }
   }
+  if (model)
+    for (const auto& job : jobs) warn_outside_training(job.name, job.target, *model, inputs[0]);
   const auto out = ctx.output();
   if (ctx.dry_run()) {
     std::printf("would upscale %s by %s (factor %d) into %s\n",
@@ -1561,6 +1623,7 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
     }
     for (std::size_t m = 0; m < models.size(); ++m) {
       const UpscaleModel& model = models[m].second;
+      warn_outside_training(name, target, model, models[m].first);
       if (!has_miniature(target, model.factor)) {
         spdlog::warn("{}: no miniature of factor {} for {}", name, model.factor, models[m].first);
         progress.tick(m == 0 ? methods.size() : 1);

@@ -8,13 +8,16 @@
 ///   upscale   model.h5 -> cloth.h5   miniature simulated (or read) and upscaled per frame
 ///   evaluate  target.h5 + model.h5(s) -> <prefix>.json, <prefix>.md, <prefix>.loss.svg
 
+#include <array>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "app/config.hpp"
 #include "app/tool.hpp"
 #include "cloth/cloth_params.hpp"
+#include "cloth/training_domain.hpp"
 #include "cloth/upscale.hpp"
 #include "learn/trainer.hpp"
 
@@ -23,9 +26,10 @@ namespace datadyn::cloth {
 /// The runs of `simulate`: every combination of the listed values (empty: the cloth's own).
 /// A spring constant scales k_shear and k_bending by the same factor as k_structural.
 struct RunVariations {
-  std::vector<double> mass;          ///< kg per particle
-  std::vector<double> k_structural;  ///< N/m
-  std::vector<double> time_step;     ///< s
+  std::vector<double> mass;                          ///< kg per particle
+  std::vector<double> k_structural;                  ///< N/m
+  std::vector<double> time_step;                     ///< s
+  std::vector<std::array<double, 3>> wind_velocity;  ///< m/s (fig. 15: wind directions)
 };
 
 struct ClothConfig {
@@ -82,6 +86,8 @@ struct UpscaleModel {
   std::vector<std::string> train_sequences, test_sequences;
   std::vector<learn::EpochReport> history;
   int best_epoch = 0;
+  /// What its training runs spanned (/model/domain); none in models written before it was kept.
+  std::optional<TrainingDomain> domain;
 };
 /// The model under /model of `path`, checked as it is read: every attribute train writes (IoError
 /// naming file@attribute when missing or not a value train writes), the sizes against the stored

@@ -1134,6 +1134,14 @@ TEST_CASE("cloth-train: a model's attributes and layers are checked before it up
          datadyn::test::poke_float(f, "/model/layer_0/weight", 3, std::nan(""));
        },
        "/model/layer_0/weight: element 3 is not finite"},
+      {[](const auto& f) {
+         set_attribute(f, "/model/domain", "mass", std::vector<std::int64_t>{3, 1});
+       },
+       "/model/domain@mass: expected [least, greatest], got [3, 1]"},
+      {[](const auto& f) {
+         datadyn::test::poke_double_attribute(f, "/model/domain", "wind.drag", 0.6);
+       },
+       "/model/domain@wind.drag: expected [least, greatest], got 0.6"},
   };
   for (const auto& [damage, message] : cases) {
     CAPTURE(message);
@@ -1262,4 +1270,68 @@ TEST_CASE("cloth-train: a check across keys names the --set of the key its bound
   refused(R"({"cloth": {"self_collision": {"thickness": 0.05}}})", "cloth.spacing=0.005",
           "--set cloth.spacing: /cloth/self_collision/thickness: expected a number in [0, 0.025] "
           "(5 spacings: cloth.spacing = 0.005 m), got 0.05");
+}
+
+TEST_CASE(
+    "cloth-train: runs.wind_velocity sweeps the wind, and upscale and evaluate warn of a run "
+    "outside the training runs") {
+  // The paper's limit (sec. 6, fig. 15): wind from a direction the training did not have gave
+  // wrong wrinkles, silently. The model records what its training runs spanned.
+  TempDir dir;
+  const std::string cd = "cd " + dir.path().string() + " && " + kTool;
+  const std::string flag =
+      " -q --set scene=flag --set cloth.nx=9 --set cloth.ny=9 --set "
+      "cloth.spacing=0.1 --set cloth.frames=8 --set runs.mass=0.01 --set "
+      "train.max_epochs=2 --set train.batch_size=300 --set train.test_fraction=0";
+  const std::string trained_winds = " --set 'runs.wind_velocity=[[6,0,1.5],[6,0,3]]'";
+  auto r = run_command(cd + " simulate" + flag + trained_winds + " -o t.h5");
+  REQUIRE(r.exit_code == 0);
+  {
+    // One run per wind, each with its velocity (the flag's default is [6, 0, 1.5]).
+    const datadyn::io::CacheReader cache(dir / "t.h5");
+    REQUIRE(cache.sequence_names() == std::vector<std::string>{"flag_000", "flag_001"});
+    const auto json_of = [&](const std::string& name) {
+      const auto a = cache.sequence(name).attributes();
+      return nlohmann::json::parse(std::get<std::string>(a.at("cloth_json")));
+    };
+    CHECK(json_of("flag_000")["wind"]["velocity"] == nlohmann::json({6, 0, 1.5}));
+    CHECK(json_of("flag_001")["wind"]["velocity"] == nlohmann::json({6, 0, 3}));
+  }
+  r = run_command(cd + " train" + flag + trained_winds + " -i t.h5 -o m.h5");
+  REQUIRE(r.exit_code == 0);
+
+  // Within the trained box: no warning.
+  r = run_command(cd + " upscale" + flag + " --set 'runs.wind_velocity=[[6,0,2]]' -i m.h5 -o a.h5");
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.find("outside the runs") == std::string::npos);
+  // The opposite wind: named quantity by quantity, the output still written.
+  r = run_command(cd + " upscale" + flag +
+                  " --set 'runs.wind_velocity=[[-6,0,-1.5]]' -i m.h5 -o b.h5");
+  CHECK(r.exit_code == 0);
+  CHECK(
+      r.err.find("[warning] flag_000: outside the runs m.h5 was trained on: wind.velocity.x -6 "
+                 "(trained 6), wind.velocity.z -1.5 (trained 1.5 to 3); the network knows only") !=
+      std::string::npos);
+  CHECK(std::filesystem::exists(dir / "b.h5"));
+  // Another scene: the curtain has no wind and the heavier cloth is outside too.
+  r = run_command(cd +
+                  " upscale -q --set cloth.nx=9 --set cloth.ny=9 --set cloth.spacing=0.1 "
+                  "--set cloth.frames=8 --set runs.mass=0.02 -i m.h5 -o c.h5");
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.find("curtain_000: outside the runs m.h5 was trained on: mass 0.02 (trained 0.01), "
+                   "wind.velocity.x 0 (trained 6), wind.velocity.z 0 (trained 1.5 to 3), "
+                   "wind.drag 0 (trained 0.6), wind.gust 0 (trained 0.5)") != std::string::npos);
+  // evaluate says the same of a target run outside.
+  r = run_command(cd + " simulate" + flag + " --set 'runs.wind_velocity=[[-6,0,-1.5]]' -o o.h5");
+  REQUIRE(r.exit_code == 0);
+  r = run_command(cd + " evaluate" + flag +
+                  " --set evaluate.timing_frames=0 -i o.h5 -i m.h5 -o ev");
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.find("flag_000: outside the runs m.h5 was trained on: wind.velocity.x -6") !=
+        std::string::npos);
+  // A sweep of a wind that no drag takes force from is a config error.
+  r = run_command(cd + " simulate -q --set 'runs.wind_velocity=[[1,0,0]]' -o n.h5");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--set runs.wind_velocity: /runs/wind_velocity: expected no wind velocities "
+                   "while cloth.wind.drag is 0") != std::string::npos);
 }
