@@ -38,7 +38,9 @@ const char* const kWhere = "cannot fill the surface with tetrahedra: ";
 // A million kilometres: far beyond any scene, far below where TetGen's products overflow.
 constexpr double kLargestCoordinate = 1e9;
 
-// Throws IoError unless the surface is a valid closed edge-manifold triangle mesh.
+// Throws IoError unless the surface is a valid closed edge-manifold triangle mesh. Triangles and
+// vertices are counted from 1 in its messages, as an OBJ file counts them (a triangle of an OBJ
+// of triangles is its face of that number).
 void check_closed_surface(const SurfaceMesh& surface) {
   const Eigen::Index V = surface.vertices.rows(), T = surface.triangles.rows();
   if (V < 4 || T < 4)
@@ -52,14 +54,15 @@ void check_closed_surface(const SurfaceMesh& surface) {
     for (int c = 0; c < 3; ++c) {
       const int v = surface.triangles(t, c);
       if (v < 0 || v >= V)
-        throw IoError(std::string(kWhere) + "triangle " + std::to_string(t) + " has vertex index " +
-                      std::to_string(v) + ", expected 0.." + std::to_string(V - 1));
+        throw IoError(std::string(kWhere) + "triangle " + std::to_string(t + 1) +
+                      " has vertex index " + std::to_string(v + 1) + ", expected 1.." +
+                      std::to_string(V));
     }
     for (int c = 0; c < 3; ++c) {
       const int a = surface.triangles(t, c), b = surface.triangles(t, (c + 1) % 3);
       if (a == b)
-        throw IoError(std::string(kWhere) + "triangle " + std::to_string(t) +
-                      " is degenerate (vertex " + std::to_string(a) + " twice)");
+        throw IoError(std::string(kWhere) + "triangle " + std::to_string(t + 1) +
+                      " is degenerate (vertex " + std::to_string(a + 1) + " twice)");
       edges.emplace_back(std::min(a, b), std::max(a, b));
     }
   }
@@ -69,9 +72,9 @@ void check_closed_surface(const SurfaceMesh& surface) {
     while (j < edges.size() && edges[j] == edges[i]) ++j;
     if (j - i != 2)
       throw IoError(std::string(kWhere) + "the surface is not closed: edge (" +
-                    std::to_string(edges[i].first) + ", " + std::to_string(edges[i].second) +
-                    ") belongs to " + std::to_string(j - i) + " triangle" +
-                    (j - i == 1 ? "" : "s") + ", expected 2 (" +
+                    std::to_string(edges[i].first + 1) + ", " +
+                    std::to_string(edges[i].second + 1) + ") belongs to " + std::to_string(j - i) +
+                    " triangle" + (j - i == 1 ? "" : "s") + ", expected 2 (" +
                     (j - i == 1 ? "a hole or crack" : "a non-manifold edge") + ")");
     i = j;
   }

@@ -698,11 +698,21 @@ TEST_CASE("sm-example-sim: an open OBJ body names the file and the hole, not a f
                              "--set bodies.0.mesh.type=obj --set bodies.0.mesh.file=" +
                              (dir / "open.obj").string() + " -o " + (dir / "x.h5").string());
   CHECK(r.exit_code == 1);
-  CHECK(
-      r.err.find("] " + (dir / "open.obj").string() +
-                 ": cannot fill the surface with tetrahedra: the surface is not closed: edge (") !=
-      std::string::npos);
+  CHECK(r.err.find("] " + (dir / "open.obj").string() +
+                   ": cannot fill the surface with tetrahedra: the surface is not closed: edge (1, "
+                   "4) belongs to 1 triangle, expected 2 (a hole or crack)") != std::string::npos);
   CHECK(r.err.find("(/bodies/0/mesh/file)") != std::string::npos);
+  // Vertices counted from 1, as in the file (they were counted from 0: "vertex 0" of an OBJ).
+  std::ofstream(dir / "spike.obj") << "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\n"
+                                      "v 0 0 1\nv 1 0 1\nv 1 1 1\nv 0 1 1\n"
+                                      "f 1 4 3 2\nf 5 6 7 8\nf 1 2 6 5\nf 2 3 7 6\nf 3 4 8 7\n"
+                                      "f 1 5 8 4\nf 1 1 1\n";
+  const auto d = run_command(kSim + " --frames 1-2 --set bodies.0.examples=[] " +
+                             "--set bodies.0.mesh.type=obj --set bodies.0.mesh.file=" +
+                             (dir / "spike.obj").string() + " -o " + (dir / "x.h5").string());
+  CHECK(d.exit_code == 1);
+  CHECK(d.err.find("spike.obj: cannot fill the surface with tetrahedra: triangle 13 is degenerate "
+                   "(vertex 1 twice)") != std::string::npos);
 }
 
 TEST_CASE("configs/elastic/run.sh logs only warnings and errors, as its tools run with -q") {

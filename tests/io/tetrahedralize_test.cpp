@@ -179,7 +179,7 @@ TEST_CASE("tetrahedralize_surface: unusable surfaces give a clear IoError") {
       }
     const std::string m = io_error_message(two, o);
     INFO(m);
-    CHECK(contains(m, "edge (3, 7) belongs to 4 triangles, expected 2 (a non-manifold edge)"));
+    CHECK(contains(m, "edge (4, 8) belongs to 4 triangles, expected 2 (a non-manifold edge)"));
   }
   SUBCASE("self-intersecting: two overlapping boxes") {
     const SurfaceMesh shifted =
@@ -220,10 +220,12 @@ TEST_CASE("tetrahedralize_surface: unusable surfaces give a clear IoError") {
   SUBCASE("index out of range, degenerate triangle, too small") {
     SurfaceMesh bad = box;
     bad.triangles(5, 1) = 8;
-    CHECK(contains(io_error_message(bad, o), "triangle 5 has vertex index 8, expected 0..7"));
+    CHECK(contains(io_error_message(bad, o), "triangle 6 has vertex index 9, expected 1..8"));
     bad = box;
     bad.triangles(2, 2) = bad.triangles(2, 0);
-    CHECK(contains(io_error_message(bad, o), "triangle 2 is degenerate"));
+    CHECK(contains(
+        io_error_message(bad, o),
+        "triangle 3 is degenerate (vertex " + std::to_string(bad.triangles(2, 0) + 1) + " twice)"));
     SurfaceMesh tiny;
     tiny.vertices = box.vertices.topRows(3);
     tiny.triangles = Triangles(1, 3);
