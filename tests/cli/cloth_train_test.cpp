@@ -1335,3 +1335,28 @@ TEST_CASE(
   CHECK(r.err.find("--set runs.wind_velocity: /runs/wind_velocity: expected no wind velocities "
                    "while cloth.wind.drag is 0") != std::string::npos);
 }
+
+TEST_CASE(
+    "configs/cloth/architectures.sh trains the five network shapes of table 5 and compares "
+    "them") {
+  TempDir dir;
+  const auto out = dir / "out";
+  const auto r = run_command(std::string(DATADYN_SOURCE_DIR) + "/configs/cloth/architectures.sh " +
+                             DATADYN_BIN_DIR + " " + out.string() + " curtain" + kSmall);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const std::vector<std::pair<std::string, std::vector<std::int64_t>>> shapes{
+      {"4xFC-64", {36, 64, 64, 64, 27}},
+      {"4xFC-32", {36, 32, 32, 32, 27}},
+      {"3xFC-64", {36, 64, 64, 27}},
+      {"5xFC-64", {36, 64, 64, 64, 64, 27}},
+      {"4xFC-128", {36, 128, 128, 128, 27}}};
+  std::ifstream md(out / "curtain.architectures.md");
+  const std::string report((std::istreambuf_iterator<char>(md)), std::istreambuf_iterator<char>());
+  for (const auto& [name, sizes] : shapes) {
+    INFO(name);
+    const datadyn::io::CacheReader model(out / ("curtain." + name + ".h5"));
+    CHECK(std::get<std::vector<std::int64_t>>(model.attributes("/model").at("sizes")) == sizes);
+    CHECK(report.find("| curtain." + name + ".h5 | 2 | no | no | DSDS | ") != std::string::npos);
+  }
+}
