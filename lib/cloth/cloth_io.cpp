@@ -298,6 +298,8 @@ void write_model(io::CacheWriter& w, const UpscaleModel& m) {
   w.set_attribute("/model", "dsds_factor", std::int64_t{m.factor});
   w.set_attribute("/model", "features_local", std::int64_t{m.options.local});
   w.set_attribute("/model", "features_residual", std::int64_t{m.options.residual});
+  w.set_attribute("/model", "features_history", std::int64_t{m.options.history});
+  w.set_attribute("/model", "features_velocities", std::int64_t{m.options.velocities});
   w.set_attribute("/model", "train_miniature", m.miniature);
   w.set_attribute("/model", "best_epoch", std::int64_t{m.best_epoch});
   if (!m.train_sequences.empty()) w.set_attribute("/model", "train_sequences", m.train_sequences);
@@ -537,6 +539,8 @@ void read_cloth_config(app::ConfigReader& r, ClothConfig& c) {
   auto features = r.child("features");
   features.get("local", c.features.local);
   features.get("residual", c.features.residual);
+  features.get("history", c.features.history, app::in_range(1, 3));
+  features.get("velocities", c.features.velocities);
   auto t = r.child("train");
   t.get("hidden", c.train.hidden, at_least(1));
   // The model stores its layer sizes in an HDF5 attribute (a few thousand numbers at most); the
@@ -651,6 +655,15 @@ UpscaleModel read_model(const std::filesystem::path& path) {
                   std::to_string(m.factor));
   m.options.local = model_flag(a, where, "features_local");
   m.options.residual = model_flag(a, where, "features_residual");
+  // Models written before table 3's inputs had the paper's: three frames, no velocities.
+  if (a.count("features_history")) {
+    const auto h = required_attribute<std::int64_t>(a, where, "features_history", "1, 2 or 3");
+    if (h < 1 || h > 3)
+      throw IoError(where + "@features_history: expected 1, 2 or 3, got " + std::to_string(h));
+    m.options.history = static_cast<int>(h);
+  }
+  if (a.count("features_velocities"))
+    m.options.velocities = model_flag(a, where, "features_velocities");
   m.miniature =
       required_attribute<std::string>(a, where, "train_miniature", "\"dsds\" or \"simulated\"");
   if (m.miniature != "dsds" && m.miniature != "simulated")
@@ -667,12 +680,15 @@ UpscaleModel read_model(const std::filesystem::path& path) {
   // The sizes are checked against the stored layers before anything is allocated: sizes of
   // 36 1000000000 64 64 27 asked for 100 GB and ended "out of memory" naming no file.
   const int outputs = 3 * (m.factor + 1) * (m.factor + 1);
+  const int inputs = patch_input_size(m.options);
   const std::string sizes_expected =
-      "layer sizes from 36 inputs to 3 (f+1)^2 = " + std::to_string(outputs) +
-      " outputs (dsds_factor " + std::to_string(m.factor) + ")";
+      "layer sizes from " + std::to_string(inputs) +
+      " inputs to 3 (f+1)^2 = " + std::to_string(outputs) + " outputs (dsds_factor " +
+      std::to_string(m.factor) + ", features_history " + std::to_string(m.options.history) +
+      ", features_velocities " + std::to_string(int{m.options.velocities}) + ")";
   const auto sizes64 =
       required_attribute<std::vector<std::int64_t>>(a, where, "sizes", sizes_expected);
-  if (sizes64.size() < 2 || sizes64.front() != 36 || sizes64.back() != outputs ||
+  if (sizes64.size() < 2 || sizes64.front() != inputs || sizes64.back() != outputs ||
       std::any_of(sizes64.begin(), sizes64.end(),
                   [](std::int64_t n) { return n < 1 || n > std::numeric_limits<int>::max(); }))
     throw IoError(where + "@sizes: expected " + sizes_expected + ", got " +
@@ -736,8 +752,8 @@ UpscaleModel read_model(const std::filesystem::path& path) {
     return Eigen::VectorXd(
         Eigen::Map<const Eigen::VectorXd>(arr.data.data(), static_cast<Eigen::Index>(n)));
   };
-  m.input.mean = vec("input_mean", 36);
-  m.input.std = vec("input_std", 36);
+  m.input.mean = vec("input_mean", static_cast<std::size_t>(inputs));
+  m.input.std = vec("input_std", static_cast<std::size_t>(inputs));
   m.output.mean = vec("output_mean", static_cast<std::size_t>(sizes.back()));
   m.output.std = vec("output_std", static_cast<std::size_t>(sizes.back()));
   if (r.exists("/model/history/train_loss")) {
@@ -824,7 +840,8 @@ learn::TrainResult read_checkpoint(const std::filesystem::path& path, const Upsc
   const UpscaleModel m = read_model(path);
   const std::string where = path.string() + ": ";
   if (m.factor != run.factor || m.options.local != run.options.local ||
-      m.options.residual != run.options.residual || m.train_sequences != run.train_sequences ||
+      m.options.residual != run.options.residual || m.options.history != run.options.history ||
+      m.options.velocities != run.options.velocities || m.train_sequences != run.train_sequences ||
       m.test_sequences != run.test_sequences || m.network.sizes() != sizes)
     throw IoError(where +
                   "/model: written for another run (DSDS factor, features, sequences or "
@@ -1049,7 +1066,7 @@ RunSplit split_runs(const app::Context& ctx, const ClothConfig& config, std::siz
 learn::TrainResult resume_from(const app::Context& ctx, const ClothConfig& config,
                                const std::filesystem::path& checkpoint_path,
                                const UpscaleModel& model, const learn::Dataset& train) {
-  std::vector<int> sizes{36};
+  std::vector<int> sizes{patch_input_size(config.features)};
   sizes.insert(sizes.end(), config.train.hidden.begin(), config.train.hidden.end());
   sizes.push_back(3 * (model.factor + 1) * (model.factor + 1));
   learn::TrainResult resume = read_checkpoint(checkpoint_path, model, sizes, train.size());
@@ -1123,8 +1140,9 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
           static_cast<Eigen::Index>(s.frames.size()) * s.grid.patch_count();
   }
   const MiniatureGrid grid{2, 2, f};  // the sizes of a pair, which every run of factor f shares
-  cloth::PairSet sets[2] = {{grid.input_size(), grid.output_size(), capacity[0]},
-                            {grid.input_size(), grid.output_size(), capacity[1]}};
+  const int inputs_per_pair = patch_input_size(config.features);
+  cloth::PairSet sets[2] = {{inputs_per_pair, grid.output_size(), capacity[0]},
+                            {inputs_per_pair, grid.output_size(), capacity[1]}};
   for (std::size_t i = 0; i < order.size(); ++i) {
     TrainingRun& s = seqs[order[i]];
     const bool is_test = i >= order.size() - n_test;
@@ -1194,7 +1212,7 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
     resume = resume_from(ctx, config, checkpoint_path, model, train);
   // A dry run checks the checkpoint it would resume from, too (it did not).
   if (ctx.dry_run()) {
-    std::string layers = "36";
+    std::string layers = std::to_string(patch_input_size(config.features));
     for (const int h : config.train.hidden) layers += "-" + std::to_string(h);
     // What grows with the runs, for a farm job's memory request: the pairs (float) and the frames
     // they come from (released as paired, but all read first).
@@ -1515,12 +1533,14 @@ std::string evaluation_markdown(const json& report, const std::string& loss_curv
       "miniature step + upscaling per frame.\n\n";
   md +=
       "## DSDS factor and features (paper table 4: 2 -> 1.816e-3 / 37.5 ms, 3 -> 2.916e-3 / "
-      "19.1 ms, 4 -> 3.901e-3 / 16.2 ms)\n\n| model | factor | local | residual | trained on | "
-      "train MSE | test MSE | error (m) | DSDS error (m) | ms/frame |\n"
-      "|---|---|---|---|---|---|---|---|---|---|\n";
+      "19.1 ms, 4 -> 3.901e-3 / 16.2 ms; table 3: the inputs)\n\n| model | factor | inputs | local "
+      "| residual | trained on | train MSE | test MSE | error (m) | DSDS error (m) | ms/frame |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& r : report["dsds_factor"])
     md += "| " + r["model"].get<std::string>() + " | " +
-          std::to_string(r["dsds_factor"].get<int>()) + " | " +
+          std::to_string(r["dsds_factor"].get<int>()) + " | positions x" +
+          std::to_string(r["features_history"].get<int>()) +
+          (r["features_velocities"].get<bool>() ? " + velocities" : "") + " | " +
           (r["features_local"].get<bool>() ? "yes" : "no") + " | " +
           (r["features_residual"].get<bool>() ? "yes" : "no") + " | " +
           (r["train_miniature"] == "simulated" ? "simulated miniature (corrector)" : "DSDS") +
@@ -1679,6 +1699,8 @@ void run_evaluate(app::Context& ctx, const ClothConfig& config) {
               {"dsds_factor", model.factor},
               {"features_local", model.options.local},
               {"features_residual", model.options.residual},
+              {"features_history", model.options.history},
+              {"features_velocities", model.options.velocities},
               {"train_miniature", model.miniature},
               {"best_epoch", model.best_epoch},
               {"error", a.count > 0 ? a.err / a.count : std::nan("")},

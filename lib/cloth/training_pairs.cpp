@@ -22,7 +22,7 @@ PatchPairs training_pairs(const std::vector<Points3>& target_frames,
   const Eigen::Index per_frame = grid.patch_count();
   const Eigen::Index frames =
       target_frames.size() >= 3 ? static_cast<Eigen::Index>(target_frames.size()) : 0;
-  pairs.x.resize(grid.input_size(), frames * per_frame);
+  pairs.x.resize(patch_input_size(options), frames * per_frame);
   pairs.y.resize(grid.output_size(), frames * per_frame);
   for (Eigen::Index k = 0; k < frames; ++k) {
     const auto t = static_cast<std::size_t>(k);

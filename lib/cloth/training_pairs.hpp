@@ -15,7 +15,7 @@
 namespace datadyn::cloth {
 
 struct PatchPairs {
-  Eigen::MatrixXf x;  ///< #36 by #pairs, target metres
+  Eigen::MatrixXf x;  ///< #patch_input_size(options) by #pairs, target metres
   Eigen::MatrixXf y;  ///< #3(f+1)^2 by #pairs, target metres
 };
 

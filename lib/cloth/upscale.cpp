@@ -128,12 +128,17 @@ Points3 interpolate_upscale(const Eigen::Ref<const Points3>& mini, const Miniatu
   return out;
 }
 
+int patch_input_size(const PatchOptions& options) {
+  return 12 * options.history + (options.velocities ? 12 : 0);
+}
+
 Eigen::MatrixXf patch_inputs(const Eigen::Ref<const Points3>& mini_t2,
                              const Eigen::Ref<const Points3>& mini_t1,
                              const Eigen::Ref<const Points3>& mini_t, const MiniatureGrid& g,
                              const PatchOptions& o) {
   const double f = g.factor;
-  Eigen::MatrixXf in(36, g.patch_count());
+  DATADYN_CHECK(o.history >= 1 && o.history <= 3);
+  Eigen::MatrixXf in(patch_input_size(o), g.patch_count());
   parallel_for(static_cast<std::size_t>(g.my - 1), 16, [&](std::size_t r0, std::size_t r1) {
     for (auto r = static_cast<int>(r0); r < static_cast<int>(r1); ++r) {
       for (int c = 0; c + 1 < g.mx; ++c) {
@@ -144,13 +149,19 @@ Eigen::MatrixXf patch_inputs(const Eigen::Ref<const Points3>& mini_t2,
         if (o.local)
           for (int q : nodes) centroid += 0.25 * f * mini_t.row(q);
         int k = 0;
-        for (int t = 0; t < 3; ++t) {
+        for (int t = 3 - o.history; t < 3; ++t) {
           const auto& m = t == 0 ? mini_t2 : (t == 1 ? mini_t1 : mini_t);
           for (int q : nodes) {
             in.block(3 * k, p, 3, 1) = (f * m.row(q) - centroid).transpose().cast<float>();
             ++k;
           }
         }
+        if (o.velocities)
+          for (int q : nodes) {
+            in.block(3 * k, p, 3, 1) =
+                (f * (mini_t.row(q) - mini_t1.row(q))).transpose().cast<float>();
+            ++k;
+          }
       }
     }
   });

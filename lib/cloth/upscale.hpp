@@ -32,7 +32,6 @@ struct MiniatureGrid {
   int target_nx() const { return factor * (mx - 1) + 1; }
   int target_ny() const { return factor * (my - 1) + 1; }
   int patch_count() const { return (mx - 1) * (my - 1); }
-  int input_size() const { return 36; }
   int output_size() const { return 3 * (factor + 1) * (factor + 1); }
 };
 
@@ -47,9 +46,20 @@ Points3 interpolate_upscale(const Eigen::Ref<const Points3>& mini, const Miniatu
 struct PatchOptions {
   bool local = false;     ///< inputs/outputs relative to the patch centroid at t
   bool residual = false;  ///< outputs relative to bicubic upsampling
+  /// Frames of positions in the input, the latest last: t (1), t-1 and t (2), t-2 to t (3,
+  /// eq. 2). Table 3 compares 1, 1 with velocities, and 3.
+  int history = 3;
+  /// Adds each node's motion over the last frame, f (x'_t - x'_t-1) in target metres a frame
+  /// (table 3's "+ velocities"; zero at the first frame, which has none before it).
+  bool velocities = false;
 };
 
-/// Network inputs of every patch: #36 by #patches (row-major over patches), target metres.
+/// Numbers in a patch's input: 12 a frame of positions, 12 more with velocities (36 by default).
+int patch_input_size(const PatchOptions& options);
+
+/// Network inputs of every patch: #patch_input_size(options) by #patches (row-major over
+/// patches), target metres: positions of frames t-2, t-1, t as options.history keeps, then the
+/// velocities if asked for.
 Eigen::MatrixXf patch_inputs(const Eigen::Ref<const Points3>& mini_t2,
                              const Eigen::Ref<const Points3>& mini_t1,
                              const Eigen::Ref<const Points3>& mini_t, const MiniatureGrid& grid,
@@ -64,7 +74,7 @@ Eigen::MatrixXf patch_outputs(const Eigen::Ref<const Points3>& target,
 Points3 assemble_patches(const Eigen::MatrixXf& outputs, const Eigen::Ref<const Points3>& mini_t,
                          const MiniatureGrid& grid, const PatchOptions& options);
 
-/// Maps a batch of patch inputs (#36 by P) to outputs (#3(f+1)^2 by P), e.g. a trained network.
+/// Maps a batch of patch inputs (#patch_input_size by P) to outputs (#3(f+1)^2 by P), e.g. a trained network.
 using PatchRegressor = std::function<Eigen::MatrixXf(const Eigen::MatrixXf&)>;
 
 /// patch_inputs -> regressor -> assemble_patches for one frame.

@@ -1134,6 +1134,11 @@ TEST_CASE("cloth-train: a model's attributes and layers are checked before it up
          datadyn::test::poke_float(f, "/model/layer_0/weight", 3, std::nan(""));
        },
        "/model/layer_0/weight: element 3 is not finite"},
+      {attr("features_history", std::int64_t{4}),
+       "/model@features_history: expected 1, 2 or 3, got 4"},
+      {attr("features_velocities", std::int64_t{1}),
+       "/model@sizes: expected layer sizes from 48 inputs to 3 (f+1)^2 = 27 outputs (dsds_factor "
+       "2, features_history 3, features_velocities 1), got [36, 64, 64, 64, 27]"},
       {[](const auto& f) {
          set_attribute(f, "/model/domain", "mass", std::vector<std::int64_t>{3, 1});
        },
@@ -1357,6 +1362,38 @@ TEST_CASE(
     INFO(name);
     const datadyn::io::CacheReader model(out / ("curtain." + name + ".h5"));
     CHECK(std::get<std::vector<std::int64_t>>(model.attributes("/model").at("sizes")) == sizes);
-    CHECK(report.find("| curtain." + name + ".h5 | 2 | no | no | DSDS | ") != std::string::npos);
+    CHECK(report.find("| curtain." + name + ".h5 | 2 | positions x3 | no | no | DSDS | ") !=
+          std::string::npos);
   }
+}
+
+TEST_CASE("cloth-train: features.history and features.velocities choose the inputs of table 3") {
+  TempDir dir;
+  const std::string cd = "cd " + dir.path().string() + " && " + kTool;
+  auto r = run_command(cd + " simulate" + kSmall + " -o t.h5");
+  REQUIRE(r.exit_code == 0);
+  const std::string one = " --set features.history=1 --set features.velocities=true";
+  r = run_command(cd + " train" + kSmall + one + " -i t.h5 -o m.h5");
+  REQUIRE(r.exit_code == 0);
+  {
+    const datadyn::io::CacheReader model(dir / "m.h5");
+    const auto a = model.attributes("/model");
+    CHECK(std::get<std::vector<std::int64_t>>(a.at("sizes")) ==
+          std::vector<std::int64_t>{24, 64, 64, 64, 27});
+    CHECK(std::get<std::int64_t>(a.at("features_history")) == 1);
+    CHECK(std::get<std::int64_t>(a.at("features_velocities")) == 1);
+  }
+  // The model carries its inputs: upscale and evaluate need no flag for them.
+  r = run_command(cd + " upscale" + kSmall + " -i m.h5 -o u.h5");
+  CHECK(r.exit_code == 0);
+  r = run_command(cd + " evaluate" + kSmall +
+                  " --set evaluate.timing_frames=0 -i t.h5 -i m.h5 -o ev");
+  CHECK(r.exit_code == 0);
+  std::ifstream md(dir / "ev.md");
+  const std::string report((std::istreambuf_iterator<char>(md)), std::istreambuf_iterator<char>());
+  CHECK(report.find("| m.h5 | 2 | positions x1 + velocities | no | no | DSDS | ") !=
+        std::string::npos);
+  r = run_command(cd + " train" + kSmall + " --set features.history=4 -i t.h5 -o n.h5");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/features/history: expected an integer in [1, 3], got 4") != std::string::npos);
 }

@@ -119,6 +119,59 @@ TEST_CASE("patch outputs assemble back to the target frame, for every option") {
   CHECK(pairs.y.middleCols(36, 12) == patch_outputs(frames[3], m(3), g, {}));
 }
 
+TEST_CASE("patch inputs keep the frames and velocities asked for (table 3)") {
+  // The paper's table 3 compares positions at t, positions and velocities at t, and positions
+  // over t-2, t-1, t (eq. 2, the default). Fewer frames keep the latest; velocities follow as
+  // f (x'_t - x'_t-1), target metres a frame.
+  ClothParams target;
+  target.nx = 9;
+  target.ny = 7;
+  REQUIRE(apply_scene_preset("curtain", target));
+  const datadyn::Points3 x = rest_positions(target);
+  const auto frame = [&](double k) {
+    datadyn::Points3 y = x;
+    for (Eigen::Index i = 0; i < y.rows(); ++i) y(i, 2) += 0.05 * k * std::sin(0.9 * i + k);
+    return downsample_downscale(y, target.nx, target.ny, 2);
+  };
+  const auto m2 = frame(0), m1 = frame(1), m0 = frame(2);
+  const MiniatureGrid g{5, 4, 2};
+  const Eigen::MatrixXf all = patch_inputs(m2, m1, m0, g, {});
+  REQUIRE(all.rows() == 36);
+  for (bool local : {false, true}) {
+    INFO("local " << local);
+    PatchOptions o{local, false};
+    const Eigen::MatrixXf three = patch_inputs(m2, m1, m0, g, o);
+    for (int history : {1, 2, 3}) {
+      o.history = history;
+      o.velocities = false;
+      CHECK(patch_input_size(o) == 12 * history);
+      CHECK(patch_inputs(m2, m1, m0, g, o) == three.bottomRows(12 * history));
+      o.velocities = true;
+      CHECK(patch_input_size(o) == 12 * history + 12);
+      const Eigen::MatrixXf in = patch_inputs(m2, m1, m0, g, o);
+      CHECK(in.topRows(12 * history) == three.bottomRows(12 * history));
+      // The velocities: each node's motion over the last frame, the same with or without local
+      // (a difference of positions has no centroid to take off).
+      for (int p = 0; p < g.patch_count(); ++p) {
+        const int r = p / (g.mx - 1), c = p % (g.mx - 1);
+        const int nodes[4] = {r * g.mx + c, r * g.mx + c + 1, (r + 1) * g.mx + c,
+                              (r + 1) * g.mx + c + 1};
+        for (int q = 0; q < 4; ++q) {
+          const Eigen::Vector3f v =
+              (2.0 * (m0.row(nodes[q]) - m1.row(nodes[q]))).transpose().cast<float>();
+          CHECK(in.block(12 * history + 3 * q, p, 3, 1) == v);
+        }
+      }
+    }
+  }
+  // Pairs are as wide as the inputs.
+  PatchOptions one;
+  one.history = 1;
+  one.velocities = true;
+  std::vector<datadyn::Points3> frames(4, x);
+  CHECK(training_pairs(frames, g, one).x.rows() == 24);
+}
+
 TEST_CASE("a pair set joins runs in order and gives back only the pairs appended") {
   // Room for 10 pairs, 7 appended (a run shortened after the room was taken): the set is those
   // 7, in the order appended, and what was not filled is dropped.
