@@ -286,6 +286,8 @@ struct TypeName<std::vector<T>> {
       return "a list of numbers";
     else if constexpr (std::is_same_v<T, std::string>)
       return "a list of strings";
+    else if constexpr (requires { std::tuple_size<T>::value; })
+      return "a list of lists of " + std::to_string(std::tuple_size<T>::value) + " numbers";
     else
       return "a list of lists";
   }

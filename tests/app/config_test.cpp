@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <array>
 #include <fstream>
 
 #include "app/config.hpp"
@@ -157,6 +158,14 @@ TEST_CASE("config: a number beyond 1e15 in magnitude is refused as read, in list
   CHECK_THROWS_WITH_AS(r.get("points", points),
                        doctest::Contains("/points: expected a list of lists of magnitude at most "
                                          "1e15"),
+                       ConfigError);
+  // A list of fixed-size lists says their size (cloth-train's runs.wind_velocity).
+  ConfigReader winds =
+      ConfigReader::from_json(json::parse(R"({"winds": [[6, 0, 1.5], [1, 2]]})"), "scene.json", {});
+  std::vector<std::array<double, 3>> velocities;
+  CHECK_THROWS_WITH_AS(winds.get("winds", velocities),
+                       "scene.json: /winds: expected a list of lists of 3 numbers, got "
+                       "[[6,0,1.5],[1,2]]",
                        ConfigError);
   // Free-form values too (mps-gen's sweep velocities took 1e308).
   ConfigReader free =
