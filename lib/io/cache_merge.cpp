@@ -182,7 +182,9 @@ struct Merger {
     std::optional<H5O_type_t> kind;
     for (const auto& s : sources) {
       const h5::ReadScope reading(name(s.input) + ": " + path);
-      if (H5Lexists(s.id, child.c_str(), H5P_DEFAULT) <= 0) continue;
+      // Listed by some input; a lookup that fails is damage, not "this input lacks it" (the
+      // merge would have left the input's part out).
+      if (!h5::child_exists(s.id, child, name(s.input) + ": " + path)) continue;
       const H5O_type_t t = object_type(s.id, child);
       if (kind && *kind != t)
         throw IoError(name(s.input) + ": " + path + ": a group in one input, a dataset in another");
@@ -333,8 +335,9 @@ struct Merger {
     std::optional<FrameOrder> own;
     bool has_frame = false;
     for (const auto& s : sources)
-      has_frame = has_frame || (H5Lexists(s.id, "frame", H5P_DEFAULT) > 0 &&
-                                object_type(s.id, "frame") == H5O_TYPE_DATASET);
+      has_frame = has_frame ||
+                  (h5::child_exists(s.id, "frame", name(s.input) + ": " + join(path, "frame")) &&
+                   object_type(s.id, "frame") == H5O_TYPE_DATASET);
     if (has_frame && (is_sequence || !in_sequence)) {
       own = frame_order(sources, path);
       if (is_sequence) {

@@ -278,6 +278,12 @@ bool link_exists(hid_t file, const std::string& path) {
   return true;
 }
 
+bool child_exists(hid_t group, const std::string& name, const std::string& where) {
+  const htri_t found = H5Lexists(group, name.c_str(), H5P_DEFAULT);
+  if (found < 0) check_status(-1, where + ": cannot look the link up (damaged file?)");
+  return found > 0;
+}
+
 bool attribute_exists(hid_t object, const std::string& name, const std::string& where) {
   const htri_t found = H5Aexists(object, name.c_str());
   if (found < 0)

@@ -112,5 +112,8 @@ bool link_exists(hid_t file, const std::string& path);
 /// Whether `object` has the attribute `name`; a lookup HDF5 cannot do (a damaged object header)
 /// throws IoError naming `where` and the attribute rather than answering false.
 bool attribute_exists(hid_t object, const std::string& name, const std::string& where);
+/// Whether `group` has a link `name` (one name, no path); a lookup HDF5 cannot do throws IoError
+/// naming `where` (the file and the link's path).
+bool child_exists(hid_t group, const std::string& name, const std::string& where);
 
 }  // namespace datadyn::io::h5

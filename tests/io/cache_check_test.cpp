@@ -299,6 +299,21 @@ TEST_CASE("HDF5 attribute lookup: present, absent, and a lookup that fails") {
   CHECK(m.find("a.h5: /: attribute format: cannot look it up (damaged file?)") == 0);
 }
 
+TEST_CASE("HDF5 link lookup in a group: present, absent, and a lookup that fails") {
+  // The merge asks each shard for a child another shard listed; a failed lookup read as "not in
+  // this shard" and left its part out of the merged cache.
+  TempDir dir;
+  const auto path = dir / "g.h5";
+  hid_t f = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  REQUIRE(f >= 0);
+  H5Gclose(H5Gcreate2(f, "x", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  CHECK(h5::child_exists(f, "x", "g.h5: /x"));
+  CHECK_FALSE(h5::child_exists(f, "frame", "g.h5: /frame"));
+  H5Fclose(f);
+  const std::string m = io_error_message([&] { h5::child_exists(f, "x", "g.h5: /x"); });
+  CHECK(m.find("g.h5: /x: cannot look the link up (damaged file?)") == 0);
+}
+
 TEST_CASE("HDF5 errors: the driver's failure reads as its reason") {
   // As HDF5 1.10's sec2 driver words a full disk (time stamp with its newline included).
   const std::string full =
