@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/simd.hpp"
+#include "fluid/compress_store.hpp"
 
 namespace datadyn::fluid {
 
@@ -24,7 +25,7 @@ int near_points_default(const double* pts, int j0, int j1, double qx, double qy,
   return static_cast<int>(w - w0);
 }
 
-// Eight candidates at a time, the neighbours' indices kept by a compressing store.
+// Eight candidates at a time, the neighbours' indices kept by store_kept.
 [[gnu::target("avx512f")]] int near_points_avx512(const double* pts, int j0, int j1, double qx,
                                                   double qy, double r2, int self, int* w) {
   const __m512i even = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14);
@@ -45,9 +46,8 @@ int near_points_default(const double* pts, int j0, int j1, double qx, double qy,
     const __m512d d2 = _mm512_add_pd(_mm512_mul_pd(dx, dx), _mm512_mul_pd(dy, dy));
     unsigned keep = _mm512_cmp_pd_mask(d2, vr2, _CMP_LT_OQ) & ((1u << t) - 1);
     if (self >= j && self < j + t) keep &= ~(1u << (self - j));
-    _mm512_mask_compressstoreu_epi32(w + count, static_cast<__mmask16>(keep),
-                                     _mm512_add_epi32(_mm512_set1_epi32(j), lane));
-    count += __builtin_popcount(keep);
+    count += store_kept(w + count, static_cast<__mmask16>(keep),
+                        _mm512_add_epi32(_mm512_set1_epi32(j), lane));
   }
   return count;
 }
@@ -152,9 +152,8 @@ int close_candidates_default(const double* pos, const int* index, int len, doubl
     const __m512d d2 = _mm512_add_pd(_mm512_mul_pd(dx, dx), _mm512_mul_pd(dy, dy));
     const __mmask8 hit = _mm512_mask_cmp_pd_mask(l.mask, d2, vdc2, _CMP_LT_OQ);
     if (hit == 0) continue;  // nearly always: pairs this close are rare
-    _mm512_mask_compressstoreu_epi32(close + count, static_cast<__mmask16>(hit),
-                                     _mm512_add_epi32(_mm512_set1_epi32(k), lane));
-    count += __builtin_popcount(hit);
+    count += store_kept(close + count, static_cast<__mmask16>(hit),
+                        _mm512_add_epi32(_mm512_set1_epi32(k), lane));
   }
   return count;
 }
@@ -199,8 +198,7 @@ DensitySums density_pairs_default(const double* pos, const int* cand, const std:
   return s;
 }
 
-// Eight candidates at a time, each sum in a register's lanes, the pairs kept by compressing
-// stores.
+// Eight candidates at a time, each sum in a register's lanes, the pairs kept by store_kept.
 [[gnu::target("avx512f")]] DensitySums density_pairs_avx512(
     const double* pos, const int* cand, const std::int32_t* solid, int len, double xi, double yi,
     double re_d, double re_l, double rd2, double rl2, const double* vel, double ui, double vi,
@@ -244,13 +242,11 @@ DensitySums density_pairs_default(const double* pos, const int* cand, const std:
     // The masked forms: GCC 12 warns that the plain ones' undefined sources are uninitialised.
     const __m512i zero16 = _mm512_setzero_si512();
     const __m512i j16 = _mm512_mask_inserti64x4(zero16, 0xff, zero16, l.index, 0);
-    _mm512_mask_compressstoreu_epi32(grad_index + s.grad, grad, j16);
-    _mm512_mask_compressstoreu_pd(grad_x + s.grad, grad, gx);
-    _mm512_mask_compressstoreu_pd(grad_y + s.grad, grad, gy);
-    s.grad += __builtin_popcount(grad);
-    _mm512_mask_compressstoreu_epi32(lap_index + s.lap, lap, j16);
-    _mm512_mask_compressstoreu_pd(lap_w + s.lap, lap, _mm512_sub_pd(_mm512_mul_pd(vrel, ir), one));
-    s.lap += __builtin_popcount(lap);
+    store_kept(grad_index + s.grad, grad, j16);
+    store_kept(grad_x + s.grad, grad, gx);
+    s.grad += store_kept(grad_y + s.grad, grad, gy);
+    store_kept(lap_index + s.lap, lap, j16);
+    s.lap += store_kept(lap_w + s.lap, lap, _mm512_sub_pd(_mm512_mul_pd(vrel, ir), one));
   }
   s.n = sum_lanes_avx512(n);
   s.div = sum_lanes_avx512(div);

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "fluid/compress_store.hpp"
+
 namespace datadyn::fluid {
 
 namespace {
@@ -122,7 +124,7 @@ int strong_couplings_default(const int* inner, const double* val, int e0, int e1
   return n;
 }
 
-/// Eight entries at a time, A_cc gathered, the strong ones kept by compressing stores: the same
+/// Eight entries at a time, A_cc gathered, the strong ones kept by store_kept: the same
 /// comparisons in the same arithmetic, so the same couplings.
 [[gnu::target("avx512f")]] int strong_couplings_avx512(const int* inner, const double* val, int e0,
                                                        int e1, const double* diag, double strong2,
@@ -146,10 +148,8 @@ int strong_couplings_default(const int* inner, const double* val, int e0, int e1
     const __mmask8 strong =
         _mm512_mask_cmp_pd_mask(range, _mm512_mul_pd(v, v), _mm512_mul_pd(vs, d), _CMP_GE_OQ);
     // The masked insert: GCC 12 warns that the plain cast's undefined upper half is uninitialised.
-    _mm512_mask_compressstoreu_epi32(col + n, strong,
-                                     _mm512_mask_inserti64x4(zero16, 0xff, zero16, c, 0));
-    _mm512_mask_compressstoreu_pd(dval + n, strong, v);
-    n += __builtin_popcount(strong);
+    store_kept(col + n, strong, _mm512_mask_inserti64x4(zero16, 0xff, zero16, c, 0));
+    n += store_kept(dval + n, strong, v);
   }
   return n;
 }
