@@ -92,12 +92,9 @@ Eigen::Matrix3d to_file_frame(double scale, bool z_up) {
 /// The mesh of match.file, and the cache vertex each of its vertices lies on.
 struct MatchedMesh {
   std::vector<int> vertex;  // #M: the cache's vertex for the file's vertex j
-  Triangles triangles;      // the file's triangles, and its larger polygons cut into triangles
-  Quads quads;              // the file's quads
-  TextureCoordinates uv;    // the file's texture coordinates, face-varying, or empty
-  Triangles uv_triangles;
-  Quads uv_quads;
-  std::vector<Eigen::Index> face_order;  // the file's order of them (PolygonMesh::face_order)
+  // The file's faces in its order (keep_faces), with its face-varying texture coordinates or
+  // none; no points.
+  PolygonMesh faces;
   Eigen::Matrix3d rotation = Eigen::Matrix3d::Identity();  // to_file_frame(1, up axis)
   double scale = 1;                                        // match.scale: units per metre
   Eigen::Matrix3d to_file() const { return scale * rotation; }
@@ -184,16 +181,14 @@ double mean_nearest_distance(const Points3& p) {
 
 double surface_area(const PolygonMesh& m) {
   double area = 0;
-  const auto triangle = [&](Eigen::Index a, Eigen::Index b, Eigen::Index c) {
-    const Eigen::Vector3d p = m.points.row(a), q = m.points.row(b), r = m.points.row(c);
-    area += 0.5 * (q - p).cross(r - p).norm();
-  };
-  for (Eigen::Index i = 0; i < m.triangles.rows(); ++i)
-    triangle(m.triangles(i, 0), m.triangles(i, 1), m.triangles(i, 2));
-  for (Eigen::Index i = 0; i < m.quads.rows(); ++i) {
-    triangle(m.quads(i, 0), m.quads(i, 1), m.quads(i, 2));
-    triangle(m.quads(i, 0), m.quads(i, 2), m.quads(i, 3));
-  }
+  // Each face as the fan of triangles from its first corner (a quad: (0, 1, 2) and (0, 2, 3)).
+  for_each_face(m, [&](const FaceCorners& f) {
+    const Eigen::Vector3d p = m.points.row(f.vertices[0]);
+    for (std::size_t j = 1; j + 1 < f.vertices.size(); ++j) {
+      const Eigen::Vector3d q = m.points.row(f.vertices[j]), r = m.points.row(f.vertices[j + 1]);
+      area += 0.5 * (q - p).cross(r - p).norm();
+    }
+  });
   return area;
 }
 
@@ -261,15 +256,13 @@ void check_particle_voxels(std::size_t n, const Job& job, const MeshExportParams
 double mean_edge_length(const PolygonMesh& m) {
   double sum = 0;
   std::size_t count = 0;
-  auto edges = [&](const auto& f) {
-    for (Eigen::Index i = 0; i < f.rows(); ++i)
-      for (Eigen::Index j = 0; j < f.cols(); ++j) {
-        sum += (m.points.row(f(i, j)) - m.points.row(f(i, (j + 1) % f.cols()))).norm();
-        ++count;
-      }
-  };
-  edges(m.triangles);
-  edges(m.quads);
+  for_each_face(m, [&](const FaceCorners& f) {
+    const std::size_t n = f.vertices.size();
+    for (std::size_t j = 0; j < n; ++j) {
+      sum += (m.points.row(f.vertices[j]) - m.points.row(f.vertices[(j + 1) % n])).norm();
+      ++count;
+    }
+  });
   return count ? sum / static_cast<double>(count) : 0;
 }
 
@@ -289,14 +282,13 @@ class FrameSource {
   FrameSource(const SequenceReader& seq, const Job& job, std::string where)
       : seq_(seq), job_(job), where_(std::move(where)) {
     if (job.match) {
-      faces_.triangles = job.match->triangles;
-      faces_.quads = job.match->quads;
-      faces_.face_order = job.match->face_order;
+      faces_ = job.match->faces;
       kept_ = job.match->vertex;
-      if (job.uv == UvSource::Reference) {
-        faces_.uv = job.match->uv;
-        faces_.uv_triangles = job.match->uv_triangles;
-        faces_.uv_quads = job.match->uv_quads;
+      if (job.uv != UvSource::Reference) {
+        faces_.uv.resize(0, 2);
+        faces_.uv_triangles.resize(0, 3);
+        faces_.uv_quads.resize(0, 4);
+        faces_.uv_polygons.clear();
       }
     } else if (job.source == ExportSource::Mesh) {
       if (job.topology == "tetrahedra") {
@@ -663,8 +655,8 @@ void plan_texture_coordinates(const MeshExportParams& params, const SequenceRead
   const std::string& topology = job.topology;
   // match.file's faces are not the cache's: they take the file's own texture coordinates, else
   // the cache's per vertex (through the match) or a box projection, never the cache's uv/.
-  if (job.match && params.uv && job.match->uv_triangles.rows() + job.match->uv_quads.rows() > 0 &&
-      format != ExportFormat::Vdb && format != ExportFormat::Xdmf) {
+  if (job.match && params.uv && job.match->faces.face_varying_uv() && format != ExportFormat::Vdb &&
+      format != ExportFormat::Xdmf) {
     job.uv = UvSource::Reference;
     return;
   }
@@ -915,34 +907,62 @@ std::string match_hint(const ExportMatchParams& mp, const SurfaceMesh& file, con
   return text;
 }
 
-/// The faces of match.file as the formats take them: its triangles and quads as they are (a
-/// quad with a vertex twice as its two triangles), a larger polygon as the triangles load_obj cut
-/// it into; with their texture coordinates where the file has them, in the file's order.
-void keep_quads(const SurfaceMesh& mesh, MatchedMesh& out) {
+/// "24 vertices and 12 quads", "20 vertices, 3 triangles and 1 polygon": `vertices` and the
+/// kinds of face `m` has (0 triangles for none).
+std::string vertex_and_face_counts(Eigen::Index vertices, const PolygonMesh& m) {
+  std::vector<std::string> parts{std::to_string(vertices) + " vertices"};
+  const auto part = [&](Eigen::Index n, const char* what) {
+    if (n > 0) parts.push_back(std::to_string(n) + " " + what + (n == 1 ? "" : "s"));
+  };
+  part(m.triangles.rows(), "triangle");
+  part(m.quads.rows(), "quad");
+  part(static_cast<Eigen::Index>(m.polygons.sizes.size()), "polygon");
+  if (parts.size() == 1) parts.push_back("0 triangles");
+  std::string out = parts[0];
+  for (std::size_t i = 1; i < parts.size(); ++i)
+    out += (i + 1 == parts.size() ? " and " : ", ") + parts[i];
+  return out;
+}
+
+/// The faces of match.file as the formats take them, in the file's order: each face whose
+/// corners are distinct as it is (a triangle, a quad or a larger polygon), one with a vertex twice
+/// as the triangles load_obj cut it into; with their texture coordinates where the file has them.
+PolygonMesh keep_faces(const SurfaceMesh& mesh) {
   const bool uv = !mesh.uv.empty();
   std::vector<int> tri, tri_uv, quad, quad_uv;
-  std::vector<Eigen::Index> order;  // the file's faces: a triangle's row, or -1 - a quad's row
+  PolygonMesh out;
+  // The file's faces: (kind, row) with kind 0 a triangle, 1 a quad, 2 a polygon.
+  std::vector<std::pair<int, Eigen::Index>> order;
   std::size_t corner = 0;
   Eigen::Index t = 0;  // the polygon's first triangle
   for (const int size : mesh.polygons.sizes) {
     const int* v = mesh.polygons.corners.data() + corner;
-    const bool distinct = size == 4 && v[0] != v[1] && v[0] != v[2] && v[0] != v[3] &&
-                          v[1] != v[2] && v[1] != v[3] && v[2] != v[3];
-    if (distinct) {
-      order.push_back(-1 - static_cast<Eigen::Index>(quad.size() / 4));
-      quad.insert(quad.end(), v, v + 4);
-      // The texture coordinate of each corner: the one its vertex has in the quad's triangles.
-      for (int c = 0; c < 4 && uv; ++c)
-        for (Eigen::Index k = t; k < t + 2; ++k)
-          for (int e = 0; e < 3; ++e)
+    std::vector<int> sorted(v, v + size);
+    std::sort(sorted.begin(), sorted.end());
+    const bool distinct = std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end();
+    if (distinct && size > 3) {
+      const bool is_quad = size == 4;
+      std::vector<int>& into = is_quad ? quad : out.polygons.corners;
+      std::vector<int>& into_uv = is_quad ? quad_uv : out.uv_polygons;
+      order.emplace_back(is_quad ? 1 : 2,
+                         is_quad ? static_cast<Eigen::Index>(quad.size() / 4)
+                                 : static_cast<Eigen::Index>(out.polygons.sizes.size()));
+      if (!is_quad) out.polygons.sizes.push_back(size);
+      into.insert(into.end(), v, v + size);
+      // The texture coordinate of each corner: the one its vertex has in the face's triangles.
+      for (int c = 0; c < size && uv; ++c) {
+        bool found = false;
+        for (Eigen::Index k = t; k < t + size - 2 && !found; ++k)
+          for (int e = 0; e < 3 && !found; ++e)
             if (mesh.triangles(k, e) == v[c]) {
-              quad_uv.push_back(mesh.uv.corners(k, e));
-              k = t + 2;
-              break;
+              into_uv.push_back(mesh.uv.corners(k, e));
+              found = true;
             }
+        DATADYN_CHECK(found);
+      }
     } else {
       for (Eigen::Index k = t; k < t + size - 2; ++k) {
-        order.push_back(static_cast<Eigen::Index>(tri.size() / 3));
+        order.emplace_back(0, static_cast<Eigen::Index>(tri.size() / 3));
         for (int e = 0; e < 3; ++e) {
           tri.push_back(mesh.triangles(k, e));
           if (uv) tri_uv.push_back(mesh.uv.corners(k, e));
@@ -958,16 +978,21 @@ void keep_quads(const SurfaceMesh& mesh, MatchedMesh& out) {
   };
   out.triangles = Eigen::Map<const Triangles>(tri.data(), rows(tri, 3), 3);
   out.quads = Eigen::Map<const Quads>(quad.data(), rows(quad, 4), 4);
-  // Triangles and quads interleaved: the formats write the faces in this order, not triangles
-  // first, so the file's face numbers (face sets, materials by face) hold in what is written.
-  const Eigen::Index triangles = out.triangles.rows();
-  if (triangles > 0 && out.quads.rows() > 0)
-    for (const Eigen::Index k : order) out.face_order.push_back(k >= 0 ? k : triangles - 1 - k);
+  // The kinds interleaved: the formats write the faces in this order, not triangles first, so
+  // the file's face numbers (face sets, materials by face) hold in what is written.
+  const Eigen::Index first[3] = {0, out.triangles.rows(), out.triangles.rows() + out.quads.rows()};
+  const int kinds =
+      (out.triangles.rows() > 0) + (out.quads.rows() > 0) + (out.polygons.sizes.empty() ? 0 : 1);
+  if (kinds > 1)
+    for (const auto& [kind, row] : order) out.face_order.push_back(first[kind] + row);
   if (uv) {
     DATADYN_CHECK_EQ(quad_uv.size(), quad.size());
+    DATADYN_CHECK_EQ(out.uv_polygons.size(), out.polygons.corners.size());
+    out.uv = mesh.uv.coordinates.cast<float>();
     out.uv_triangles = Eigen::Map<const Triangles>(tri_uv.data(), rows(tri_uv, 3), 3);
     out.uv_quads = Eigen::Map<const Quads>(quad_uv.data(), rows(quad_uv, 4), 4);
   }
+  return out;
 }
 
 /// Sets job.match from match.file: which cache vertex each of the file's vertices lies on, at
@@ -1074,19 +1099,13 @@ void plan_match(const MeshExportParams& params, const SequenceReader& seq, Expor
              " and follow the nearest; the others' motion is in no file");
   auto matched = std::make_shared<MatchedMesh>();
   matched->vertex = m.point;
-  keep_quads(mesh, *matched);
-  if (!mesh.uv.empty()) matched->uv = mesh.uv.coordinates.cast<float>();
+  matched->faces = keep_faces(mesh);
   matched->rotation = to_file_frame(1, z_up);
   matched->scale = mp.scale;
-  const Eigen::Index tris = matched->triangles.rows(), quads = matched->quads.rows();
-  const std::string faces =
-      (tris > 0 || quads == 0 ? std::to_string(tris) + " triangles" : std::string()) +
-      (tris > 0 && quads > 0 ? " and " : "") +
-      (quads > 0 ? std::to_string(quads) + " quads" : std::string());
+  const std::string counts = vertex_and_face_counts(mesh.vertices.rows(), matched->faces);
   job.match = std::move(matched);
   if (note)
-    note(NoteLevel::Info, where + ": the files take the " + std::to_string(mesh.vertices.rows()) +
-                              " vertices and " + faces + " of " + file +
+    note(NoteLevel::Info, where + ": the files take the " + counts + " of " + file +
                               ", in its units and frame, each moved "
                               "as the cache's vertex it lies on in " +
                               pose_name);

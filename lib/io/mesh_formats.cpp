@@ -36,22 +36,52 @@ void check_indices(const std::filesystem::path& path, const PolygonMesh& m) {
       throw IoError(path.string() + ": " + what + " index outside [0, " + std::to_string(count) +
                     ")");
   };
+  const auto corners = [](const std::vector<int>& v) {
+    return Eigen::Map<const Eigen::VectorXi>(v.data(), static_cast<Eigen::Index>(v.size()));
+  };
   check(m.triangles, n, "triangle");
   check(m.quads, n, "quad");
+  check(corners(m.polygons.corners), n, "polygon");
+  std::size_t polygon_corners = 0;
+  for (const int size : m.polygons.sizes) {
+    if (size < 3)
+      throw IoError(path.string() + ": a polygon of " + std::to_string(size) + " corners");
+    polygon_corners += static_cast<std::size_t>(size);
+  }
+  if (polygon_corners != m.polygons.corners.size())
+    throw IoError(path.string() + ": polygons: their sizes add up to " +
+                  std::to_string(polygon_corners) + " corners, " +
+                  std::to_string(m.polygons.corners.size()) + " given");
   check_face_order(path, m);
   if (m.face_varying_uv()) {
-    if (m.uv_triangles.rows() != m.triangles.rows() || m.uv_quads.rows() != m.quads.rows())
+    if (m.uv_triangles.rows() != m.triangles.rows() || m.uv_quads.rows() != m.quads.rows() ||
+        m.uv_polygons.size() != polygon_corners)
       throw IoError(path.string() + ": texture coordinates: expected a row of corners per face (" +
                     std::to_string(m.triangles.rows()) + " triangles, " +
-                    std::to_string(m.quads.rows()) + " quads), got " +
-                    std::to_string(m.uv_triangles.rows()) + " and " +
-                    std::to_string(m.uv_quads.rows()));
+                    std::to_string(m.quads.rows()) + " quads, " + std::to_string(polygon_corners) +
+                    " polygon corners), got " + std::to_string(m.uv_triangles.rows()) + ", " +
+                    std::to_string(m.uv_quads.rows()) + " and " +
+                    std::to_string(m.uv_polygons.size()));
     check(m.uv_triangles, m.uv.rows(), "texture coordinate");
     check(m.uv_quads, m.uv.rows(), "texture coordinate");
+    check(corners(m.uv_polygons), m.uv.rows(), "texture coordinate");
   } else if (m.uv.rows() != 0 && m.uv.rows() != n) {
     throw IoError(path.string() + ": texture coordinates: expected " + std::to_string(n) +
                   " rows (one per vertex), got " + std::to_string(m.uv.rows()));
   }
+}
+
+/// Twice the area times the unit normal of the polygon `f` of `points`: Newell's sum of
+/// x_j x x_j+1 over its edges, which for a triangle is the cross product of two edges and for a
+/// planar polygon does not depend on where it starts.
+Eigen::Vector3d newell_normal(const Points3& points, std::span<const int> f) {
+  Eigen::Vector3d a = Eigen::Vector3d::Zero();
+  for (std::size_t j = 0; j < f.size(); ++j) {
+    const Eigen::Vector3d p = points.row(f[j]).transpose();
+    const Eigen::Vector3d q = points.row(f[(j + 1) % f.size()]).transpose();
+    a += p.cross(q);
+  }
+  return a;
 }
 
 template <class T>
@@ -67,7 +97,7 @@ void put_le(std::string& out, T v) {
 
 void check_face_order(const std::filesystem::path& path, const PolygonMesh& m) {
   if (m.face_order.empty()) return;
-  const Eigen::Index faces = m.triangles.rows() + m.quads.rows();
+  const Eigen::Index faces = m.face_count();
   std::vector<char> seen(static_cast<std::size_t>(faces), 0);
   bool ok = static_cast<Eigen::Index>(m.face_order.size()) == faces;
   for (const Eigen::Index k : m.face_order) {
@@ -113,26 +143,21 @@ void write_obj(const std::filesystem::path& path, const PolygonMesh& mesh,
   const bool uv = mesh.uv.rows() != 0;
   // `t` holds each corner's texture coordinate: the face-varying indices, or the face itself
   // (vertex i has texture coordinate i).
-  auto face = [&](const auto& f, const auto& t) {
+  const bool corners = mesh.face_varying_uv();
+  if (smooth_shading && mesh.face_count() > 0) buf += "s 1\n";
+  for_each_face(mesh, [&](const FaceCorners& f) {
+    const std::span<const int> t = corners ? f.uv : f.vertices;
     buf += 'f';
-    for (Eigen::Index j = 0; j < f.cols(); ++j) {
+    for (std::size_t j = 0; j < f.vertices.size(); ++j) {
       buf += ' ';
-      text::append_integer(buf, static_cast<std::int64_t>(f(j)) + 1);
+      text::append_integer(buf, static_cast<std::int64_t>(f.vertices[j]) + 1);
       if (uv) {
         buf += '/';
-        text::append_integer(buf, static_cast<std::int64_t>(t(j)) + 1);
+        text::append_integer(buf, static_cast<std::int64_t>(t[j]) + 1);
       }
     }
     buf += '\n';
     flush();
-  };
-  const bool corners = mesh.face_varying_uv();
-  if (smooth_shading && mesh.triangles.rows() + mesh.quads.rows() > 0) buf += "s 1\n";
-  for_each_face(mesh, [&](bool quad, Eigen::Index i) {
-    if (quad)
-      face(mesh.quads.row(i), corners ? mesh.uv_quads.row(i) : mesh.quads.row(i));
-    else
-      face(mesh.triangles.row(i), corners ? mesh.uv_triangles.row(i) : mesh.triangles.row(i));
   });
   file.write(buf);
   file.commit();
@@ -140,14 +165,11 @@ void write_obj(const std::filesystem::path& path, const PolygonMesh& mesh,
 
 BorderEdges border_edges(const PolygonMesh& mesh) {
   std::vector<std::pair<int, int>> edges;
-  const auto add = [&](const auto& f) {
-    for (Eigen::Index i = 0; i < f.rows(); ++i)
-      for (Eigen::Index j = 0; j < f.cols(); ++j)
-        edges.push_back(
-            std::minmax(static_cast<int>(f(i, j)), static_cast<int>(f(i, (j + 1) % f.cols()))));
-  };
-  add(mesh.triangles);
-  add(mesh.quads);
+  for_each_face(mesh, [&](const FaceCorners& f) {
+    const std::size_t n = f.vertices.size();
+    for (std::size_t j = 0; j < n; ++j)
+      edges.push_back(std::minmax(f.vertices[j], f.vertices[(j + 1) % n]));
+  });
   std::sort(edges.begin(), edges.end());
   BorderEdges out;
   for (std::size_t k = 0; k < edges.size();) {
@@ -173,6 +195,13 @@ Points3 vertex_normals(const PolygonMesh& mesh) {
     const auto f = mesh.quads.row(q);
     const Eigen::Vector3d a = (x(f[2]) - x(f[0])).cross(x(f[3]) - x(f[1]));
     for (int c = 0; c < 4; ++c) n.row(f[c]) += a.transpose();
+  }
+  std::size_t at = 0;
+  for (const int size : mesh.polygons.sizes) {
+    const int* f = mesh.polygons.corners.data() + at;
+    const Eigen::Vector3d a = newell_normal(mesh.points, {f, static_cast<std::size_t>(size)});
+    for (int c = 0; c < size; ++c) n.row(f[c]) += a.transpose();
+    at += static_cast<std::size_t>(size);
   }
   for (Eigen::Index i = 0; i < n.rows(); ++i) {
     const double len = n.row(i).norm();
@@ -236,6 +265,15 @@ void box_projection_uv(const Points3& reference, PolygonMesh& mesh) {
     const int k = tile((x(f[2]) - x(f[0])).cross(x(f[3]) - x(f[1])));
     for (int c = 0; c < 4; ++c) mesh.uv_quads(q, c) = corner(f[c], k);
   }
+  mesh.uv_polygons.resize(mesh.polygons.corners.size());
+  std::size_t at = 0;
+  for (const int size : mesh.polygons.sizes) {
+    const int* f = mesh.polygons.corners.data() + at;
+    const int k = tile(newell_normal(reference, {f, static_cast<std::size_t>(size)}));
+    for (int c = 0; c < size; ++c)
+      mesh.uv_polygons[at + static_cast<std::size_t>(c)] = corner(f[c], k);
+    at += static_cast<std::size_t>(size);
+  }
   mesh.uv.resize(static_cast<Eigen::Index>(values.size()), 2);
   for (std::size_t i = 0; i < values.size(); ++i)
     mesh.uv.row(static_cast<Eigen::Index>(i)) << values[i][0], values[i][1];
@@ -248,11 +286,17 @@ SeamSplit split_uv_seams(const PolygonMesh& mesh, Eigen::Index vertex_count) {
   std::vector<std::vector<std::pair<Eigen::Vector2f, Eigen::Index>>> values(
       static_cast<std::size_t>(n));
   std::vector<Eigen::Vector2f> added;  // the values of the copies
-  // Row i of `faces`, its corners' values at row i of `corners`, into row i of `into`.
-  auto split = [&](const auto& faces, const auto& corners, auto& into, Eigen::Index i) {
-    for (Eigen::Index j = 0; j < faces.cols(); ++j) {
-      const Eigen::Index v = faces(i, j);
-      const Eigen::Vector2f value = mesh.uv.row(corners(i, j)).transpose();
+  out.triangles.resize(mesh.triangles.rows(), 3);
+  out.quads.resize(mesh.quads.rows(), 4);
+  out.polygon_corners.resize(mesh.polygons.corners.size());
+  for_each_face(mesh, [&](const FaceCorners& f) {
+    const std::size_t size = f.vertices.size();
+    int* const into = f.kind == FaceCorners::Triangle ? out.triangles.row(f.row).data()
+                      : f.kind == FaceCorners::Quad   ? out.quads.row(f.row).data()
+                                                      : out.polygon_corners.data() + f.row;
+    for (std::size_t j = 0; j < size; ++j) {
+      const Eigen::Index v = f.vertices[j];
+      const Eigen::Vector2f value = mesh.uv.row(f.uv[j]).transpose();
       auto& seen = values[static_cast<std::size_t>(v)];
       auto it =
           std::find_if(seen.begin(), seen.end(), [&](const auto& s) { return s.first == value; });
@@ -267,16 +311,8 @@ SeamSplit split_uv_seams(const PolygonMesh& mesh, Eigen::Index vertex_count) {
         seen.emplace_back(value, target);
         it = std::prev(seen.end());
       }
-      into(i, j) = static_cast<int>(it->second);
+      into[j] = static_cast<int>(it->second);
     }
-  };
-  out.triangles.resize(mesh.triangles.rows(), 3);
-  out.quads.resize(mesh.quads.rows(), 4);
-  for_each_face(mesh, [&](bool quad, Eigen::Index i) {
-    if (quad)
-      split(mesh.quads, mesh.uv_quads, out.quads, i);
-    else
-      split(mesh.triangles, mesh.uv_triangles, out.triangles, i);
   });
   out.uv = TextureCoordinates::Zero(n + static_cast<Eigen::Index>(added.size()), 2);
   for (Eigen::Index v = 0; v < n; ++v)
@@ -305,7 +341,11 @@ void write_ply(const std::filesystem::path& path, const PolygonMesh& mesh,
   if (mesh.face_varying_uv()) split = split_uv_seams(mesh, n);
   const Eigen::Index rows = split ? split->uv.rows() : n;
   const TextureCoordinates& uv = split ? split->uv : mesh.uv;
-  const Eigen::Index faces = mesh.triangles.rows() + mesh.quads.rows();
+  const Eigen::Index faces = mesh.face_count();
+  for (const int size : mesh.polygons.sizes)
+    if (size > 255)
+      throw IoError(path.string() + ": a face of " + std::to_string(size) +
+                    " corners; PLY's face lists (uchar counts) hold at most 255");
   const bool own_normals = std::any_of(attributes.begin(), attributes.end(), [](const auto& a) {
     return a.name == "normal" && a.values.cols() == 3;
   });
@@ -357,18 +397,18 @@ void write_ply(const std::filesystem::path& path, const PolygonMesh& mesh,
       for (int d = 0; d < 3; ++d) put_le(buf, (*colors)(i, d));
     flush();
   }
-  const Triangles& triangles = split ? split->triangles : mesh.triangles;
-  const Quads& quads = split ? split->quads : mesh.quads;
-  auto write_face = [&](const auto& f) {
-    put_le(buf, static_cast<std::uint8_t>(f.cols()));
-    for (Eigen::Index j = 0; j < f.cols(); ++j) put_le(buf, static_cast<std::int32_t>(f(j)));
+  // The faces on the split vertices, in the mesh's order.
+  PolygonMesh split_faces;
+  if (split) {
+    split_faces.triangles = split->triangles;
+    split_faces.quads = split->quads;
+    split_faces.polygons = {mesh.polygons.sizes, split->polygon_corners};
+    split_faces.face_order = mesh.face_order;
+  }
+  for_each_face(split ? split_faces : mesh, [&](const FaceCorners& f) {
+    put_le(buf, static_cast<std::uint8_t>(f.vertices.size()));
+    for (const int v : f.vertices) put_le(buf, static_cast<std::int32_t>(v));
     flush();
-  };
-  for_each_face(mesh, [&](bool quad, Eigen::Index i) {
-    if (quad)
-      write_face(quads.row(i));
-    else
-      write_face(triangles.row(i));
   });
   file.write(buf);
   file.commit();

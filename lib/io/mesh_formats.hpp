@@ -2,7 +2,7 @@
 /// @file
 /// Writers of one mesh frame in the formats DCC tools import: Wavefront OBJ and binary PLY.
 /// Vertex order is preserved (vertex i of the cache is vertex i of the file), faces are written
-/// in the mesh's face order (triangles first, then quads, unless it has one of its own),
+/// in the mesh's face order (triangles, quads, then larger polygons, unless it has one of its own),
 /// counter-clockwise seen from outside, and coordinates as they are
 /// in the cache (metres, Y up). Every file is written atomically (io/atomic_file.hpp) and carries
 /// the metadata it is given (generator, config, source) where the format has room: OBJ `#`
@@ -11,12 +11,14 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <Eigen/Core>
 
+#include "core/surface_mesh.hpp"
 #include "core/types.hpp"
 
 namespace datadyn::io {
@@ -24,38 +26,84 @@ namespace datadyn::io {
 /// Texture coordinates per vertex: #V by 2 (u, v), (0, 0) the texture's lower left corner.
 using TextureCoordinates = Eigen::Matrix<float, Eigen::Dynamic, 2, Eigen::RowMajor>;
 
-/// A polygon mesh: points with triangles and/or quads (either may be empty: a point cloud).
+/// A polygon mesh: points with triangles, quads and/or larger polygons (any may be empty: a point
+/// cloud).
 struct PolygonMesh {
-  Points3 points;         ///< #V by 3, metres
-  Triangles triangles;    ///< #T by 3, 0-based, counter-clockwise
-  Quads quads;            ///< #Q by 4, 0-based, counter-clockwise
+  Points3 points;       ///< #V by 3, metres
+  Triangles triangles;  ///< #T by 3, 0-based, counter-clockwise
+  Quads quads;          ///< #Q by 4, 0-based, counter-clockwise
+  /// #P faces of five or more corners, counter-clockwise (a matched mesh keeps match.file's
+  /// as they are; caches hold none).
+  Polygons polygons;
   TextureCoordinates uv;  ///< #V by 2 (per vertex), #M by 2 (face-varying), or empty: none
   /// Face-varying texture coordinates: one index into `uv` per corner, a row per row of
-  /// `triangles` and of `quads` (docs/cache-format.md, uv/). Both empty: `uv` is per vertex.
+  /// `triangles` and of `quads` (docs/cache-format.md, uv/), an entry per entry of
+  /// polygons.corners. All empty: `uv` is per vertex.
   Triangles uv_triangles;
   Quads uv_quads;
-  /// The order files get the faces in, when it is not triangles then quads (a matched mesh: the
-  /// order of match.file's faces): entry k names triangle k for k < #T and quad k - #T above; a
-  /// permutation of the #T + #Q faces. Empty: triangles, then quads.
+  std::vector<int> uv_polygons;
+  /// The order files get the faces in, when it is not triangles, quads, polygons (a matched
+  /// mesh: the order of match.file's faces): entry k names triangle k for k < #T, quad k - #T
+  /// for k < #T + #Q and polygon k - #T - #Q above; a permutation of the #T + #Q + #P faces.
+  /// Empty: triangles, then quads, then polygons.
   std::vector<Eigen::Index> face_order;
 
-  bool face_varying_uv() const { return uv_triangles.rows() + uv_quads.rows() > 0; }
+  bool face_varying_uv() const {
+    return uv_triangles.rows() + uv_quads.rows() > 0 || !uv_polygons.empty();
+  }
+  Eigen::Index face_count() const {
+    return triangles.rows() + quads.rows() + static_cast<Eigen::Index>(polygons.sizes.size());
+  }
 };
 
 /// Throws IoError naming `path` unless mesh.face_order is empty or a permutation of the faces.
 void check_face_order(const std::filesystem::path& path, const PolygonMesh& mesh);
 
-/// Calls `f(quad, row)` for each face of `mesh` in the order files get them (face_order): row
-/// `row` of `quads` when `quad`, of `triangles` otherwise.
+/// One face of a PolygonMesh as for_each_face gives it.
+struct FaceCorners {
+  enum Kind { Triangle, Quad, Polygon } kind;
+  std::span<const int> vertices;  ///< its corners, counter-clockwise
+  std::span<const int> uv;  ///< their indices into PolygonMesh::uv when face-varying, else empty
+  /// Where the corners are in the mesh's corner lists: row `row` of triangles or quads, or from
+  /// entry `row` of polygons.corners on.
+  Eigen::Index row;
+};
+
+/// Calls `f(FaceCorners)` for each face of `mesh` in the order files get them (face_order).
 template <class F>
 void for_each_face(const PolygonMesh& mesh, F&& f) {
-  const Eigen::Index t = mesh.triangles.rows();
-  if (mesh.face_order.empty()) {
-    for (Eigen::Index i = 0; i < t; ++i) f(false, i);
-    for (Eigen::Index i = 0; i < mesh.quads.rows(); ++i) f(true, i);
-  } else {
-    for (const Eigen::Index k : mesh.face_order) k < t ? f(false, k) : f(true, k - t);
-  }
+  const Eigen::Index t = mesh.triangles.rows(), q = mesh.quads.rows();
+  const bool uv = mesh.face_varying_uv();
+  std::vector<Eigen::Index> first{0};  // polygon p's corners from first[p] on
+  for (const int n : mesh.polygons.sizes) first.push_back(first.back() + n);
+  const auto face = [&](Eigen::Index k) {
+    if (k < t) {
+      f(FaceCorners{
+          FaceCorners::Triangle,
+          {mesh.triangles.row(k).data(), 3},
+          uv ? std::span<const int>(mesh.uv_triangles.row(k).data(), 3) : std::span<const int>(),
+          k});
+    } else if (k < t + q) {
+      f(FaceCorners{
+          FaceCorners::Quad,
+          {mesh.quads.row(k - t).data(), 4},
+          uv ? std::span<const int>(mesh.uv_quads.row(k - t).data(), 4) : std::span<const int>(),
+          k - t});
+    } else {
+      const auto p = static_cast<std::size_t>(k - t - q);
+      const auto at = static_cast<std::size_t>(first[p]);
+      const auto n = static_cast<std::size_t>(mesh.polygons.sizes[p]);
+      f(FaceCorners{
+          FaceCorners::Polygon,
+          {mesh.polygons.corners.data() + at, n},
+          uv ? std::span<const int>(mesh.uv_polygons.data() + at, n) : std::span<const int>(),
+          first[p]});
+    }
+  };
+  if (mesh.face_order.empty())
+    for (Eigen::Index k = 0; k < mesh.face_count(); ++k) face(k);
+  else
+    for (const Eigen::Index k : mesh.face_order) face(k);
 }
 
 /// Face-varying texture coordinates made one per vertex, as PLY holds them: a vertex whose
@@ -67,8 +115,9 @@ struct SeamSplit {
   std::vector<Eigen::Index> copied;  ///< the original of vertex vertex_count + k
   Triangles triangles;               ///< the mesh's faces on the split vertices
   Quads quads;
-  TextureCoordinates uv;           ///< (vertex_count + copied.size()) by 2
-  Eigen::Index seam_vertices = 0;  ///< vertices with at least one copy
+  std::vector<int> polygon_corners;  ///< polygons.corners on the split vertices
+  TextureCoordinates uv;             ///< (vertex_count + copied.size()) by 2
+  Eigen::Index seam_vertices = 0;    ///< vertices with at least one copy
   /// The original vertex of split vertex `i`.
   Eigen::Index original(Eigen::Index i, Eigen::Index vertex_count) const {
     return i < vertex_count ? i : copied[static_cast<std::size_t>(i - vertex_count)];
@@ -103,7 +152,8 @@ struct BorderEdges {
 BorderEdges border_edges(const PolygonMesh& mesh);
 
 /// Unit vertex normals of a mesh: the sum of the normals of the faces around each vertex, each
-/// weighted by its area (a quad's from its diagonals), normalised; counter-clockwise faces give
+/// weighted by its area (a quad's from its diagonals, a larger polygon's by Newell's sum of its
+/// edges' cross products), normalised; counter-clockwise faces give
 /// outward normals. A vertex on no face, or whose faces' normals cancel, gets (0, 1, 0).
 Points3 vertex_normals(const PolygonMesh& mesh);
 
@@ -113,7 +163,8 @@ Points3 vertex_normals(const PolygonMesh& mesh);
 /// y, z) onto the tile of its direction in a 3 x 2 grid over the unit square (+x, -x, +y in the
 /// bottom row, -y, +z, -z in the top), read unmirrored from outside the face (v along +y on the
 /// four side tiles). One scale for all: 0.3 over the largest extent of the reference, so a
-/// checker texture shows squares of one size. Fills mesh.uv, uv_triangles and uv_quads; the
+/// checker texture shows squares of one size. Fills mesh.uv, uv_triangles, uv_quads and
+/// uv_polygons; the
 /// corners of one vertex on one tile share a value.
 void box_projection_uv(const Points3& reference, PolygonMesh& mesh);
 

@@ -125,21 +125,15 @@ void UsdaWriter::write_frame(double time_code, const PolygonMesh& mesh,
   // Faces: "[3, 3, 4]" and "[0, 1, 2, ...]".
   std::string counts = "[", indices = "[";
   bool first = true;
-  auto face = [&](const auto& f) {
+  check_face_order(path_, mesh);
+  for_each_face(mesh, [&](const FaceCorners& f) {
     if (!first) counts += ", ";
-    text::append_integer(counts, f.cols());
-    for (Eigen::Index j = 0; j < f.cols(); ++j) {
+    text::append_integer(counts, static_cast<std::int64_t>(f.vertices.size()));
+    for (std::size_t j = 0; j < f.vertices.size(); ++j) {
       if (!first || j > 0) indices += ", ";
-      text::append_integer(indices, f(j));
+      text::append_integer(indices, f.vertices[j]);
     }
     first = false;
-  };
-  check_face_order(path_, mesh);
-  for_each_face(mesh, [&](bool quad, Eigen::Index i) {
-    if (quad)
-      face(mesh.quads.row(i));
-    else
-      face(mesh.triangles.row(i));
   });
   counts += "]";
   indices += "]";
@@ -162,7 +156,8 @@ void UsdaWriter::write_frame(double time_code, const PolygonMesh& mesh,
     if (mesh.uv.rows() != 0) {
       const bool corners = mesh.face_varying_uv();
       if (corners ? mesh.uv_triangles.rows() != mesh.triangles.rows() ||
-                        mesh.uv_quads.rows() != mesh.quads.rows()
+                        mesh.uv_quads.rows() != mesh.quads.rows() ||
+                        mesh.uv_polygons.size() != mesh.polygons.corners.size()
                   : mesh.uv.rows() != n)
         throw IoError(path_.string() + ": texture coordinates: expected " +
                       (corners ? "a row of corners per face" : std::to_string(n) + " rows"));
@@ -179,18 +174,12 @@ void UsdaWriter::write_frame(double time_code, const PolygonMesh& mesh,
       if (corners) {
         std::string st = "[";
         bool first_corner = true;
-        auto add = [&](const auto& t) {
-          for (Eigen::Index j = 0; j < t.cols(); ++j) {
+        for_each_face(mesh, [&](const FaceCorners& f) {
+          for (const int t : f.uv) {
             if (!first_corner) st += ", ";
             first_corner = false;
-            text::append_integer(st, t(j));
+            text::append_integer(st, t);
           }
-        };
-        for_each_face(mesh, [&](bool quad, Eigen::Index i) {
-          if (quad)
-            add(mesh.uv_quads.row(i));
-          else
-            add(mesh.uv_triangles.row(i));
         });
         static_faces_ += "        int[] primvars:st:indices = " + st + "]\n";
       }

@@ -91,7 +91,8 @@ ParticleLevelSetResult level_set_from_particles(const Eigen::Ref<const Points3>&
                                                 const ParticleLevelSetParams& params);
 
 /// Signed-distance level set of a closed, consistently oriented surface mesh (OpenVDB's
-/// meshToLevelSet). `half_width` in voxels, `voxel_size` in metres.
+/// meshToLevelSet; a polygon of five or more corners as the fan from its first corner).
+/// `half_width` in voxels, `voxel_size` in metres.
 LevelSet level_set_from_mesh(const PolygonMesh& mesh, double voxel_size, double half_width = 3.0);
 
 /// Sparse level set from a dense cache grid of class "level_set": `values` is [nz, ny, nx]

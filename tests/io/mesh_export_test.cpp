@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <limits>
 #include <regex>
 #include <set>
@@ -1094,15 +1095,19 @@ TEST_CASE("export: match.file gives the files its vertices, faces and texture co
     return q;
   };
 
-  // A triangle, a pentagon and a quad with a vertex twice: the triangle as it is, the others as
-  // the triangles they are cut into (3 and 2), each corner still on its cloth vertex.
+  // A triangle, a pentagon and a quad with a vertex twice: the triangle and the pentagon as they
+  // are, the quad as the two triangles it is cut into, each corner still on its cloth vertex.
   {
+    notes.clear();
     export_cache(matched_to("mixed.obj", "f 1 6 2\nf 2 7 8 9 3\nf 14 19 20 20\n", "mixed.####.obj"),
-                 kProvenance);
+                 kProvenance, {}, [&](NoteLevel, const std::string& n) { notes.push_back(n); });
     const auto out = test::read_obj(fx.dir / "mixed.0002.obj");
-    REQUIRE(out.f.size() == 6u);
-    for (const auto& face : out.f) CHECK(face.size() == 3u);
+    REQUIRE(out.f.size() == 4u);
     CHECK(out.f[0] == std::vector<int>{0, 5, 1});
+    CHECK(out.f[1] == std::vector<int>{1, 6, 7, 8, 2});
+    CHECK(out.f[2].size() == 3u);
+    CHECK(out.f[3].size() == 3u);
+    CHECK(said("the files take the 20 vertices, 3 triangles and 1 polygon of "));
     for (std::size_t i = 0; i < out.v.size(); ++i)
       CHECK((out.v[i] - test::reference_coordinates(test::cloth_position(static_cast<int>(i), 2)))
                 .cwiseAbs()
@@ -1114,20 +1119,23 @@ TEST_CASE("export: match.file gives the files its vertices, faces and texture co
   // face numbers (a face set, a material by face) hold; they came triangles first.
   {
     std::string lines;
-    for (int k = 0; k < 11; ++k) lines += "vt " + std::to_string(0.05 * k) + " 0.5\n";
+    for (int k = 0; k < 16; ++k) lines += "vt " + std::to_string(0.05 * k) + " 0.5\n";
     lines += "f 1/1 6/2 7/3 2/4\nf 2/5 7/6 3/7\nf 3/8 8/9 9/10 4/11\n";
-    const std::vector<std::vector<int>> faces{{0, 5, 6, 1}, {1, 6, 2}, {2, 7, 8, 3}};
+    lines += "f 13/12 19/13 15/14 9/15 8/16\n";  // a pentagon, kept as it is
+    const std::vector<std::vector<int>> faces{
+        {0, 5, 6, 1}, {1, 6, 2}, {2, 7, 8, 3}, {12, 18, 14, 8, 7}};
     auto q = matched_to("interleaved.obj", lines, "interleaved.####.obj");
     export_cache(q, kProvenance);
     const auto out_obj = test::read_obj(fx.dir / "interleaved.0002.obj");
     CHECK(out_obj.f == faces);
-    CHECK(out_obj.ft == std::vector<std::vector<int>>{{0, 1, 2, 3}, {4, 5, 6}, {7, 8, 9, 10}});
+    CHECK(out_obj.ft == std::vector<std::vector<int>>{
+                            {0, 1, 2, 3}, {4, 5, 6}, {7, 8, 9, 10}, {11, 12, 13, 14, 15}});
     // PLY: the vertices split at the seams, each face on copies at the same positions.
     q.output = fx.dir / "interleaved.####.ply";
     export_cache(q, kProvenance);
     const auto out_ply = test::read_ply(fx.dir / "interleaved.0002.ply");
-    REQUIRE(out_ply.faces.size() == 3u);
-    for (std::size_t k = 0; k < 3; ++k) {
+    REQUIRE(out_ply.faces.size() == faces.size());
+    for (std::size_t k = 0; k < faces.size(); ++k) {
       REQUIRE(out_ply.faces[k].size() == faces[k].size());
       for (std::size_t c = 0; c < faces[k].size(); ++c) {
         const auto at = static_cast<std::size_t>(out_ply.faces[k][c]);
@@ -1149,9 +1157,9 @@ TEST_CASE("export: match.file gives the files its vertices, faces and texture co
       indices.push_back(int(c.number));
     for (const auto& c : usd.attributes.at("primvars:st:indices").value.items)
       st.push_back(int(c.number));
-    CHECK(counts == std::vector<int>{4, 3, 4});
-    CHECK(indices == std::vector<int>{0, 5, 6, 1, 1, 6, 2, 2, 7, 8, 3});
-    CHECK(st == std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10});
+    CHECK(counts == std::vector<int>{4, 3, 4, 5});
+    CHECK(indices == std::vector<int>{0, 5, 6, 1, 1, 6, 2, 2, 7, 8, 3, 12, 18, 14, 8, 7});
+    CHECK(st == std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15});
   }
 
   // USDA says the file's frame and unit, which the points are in: Z up, centimetres.

@@ -3,6 +3,7 @@
 
 #include <doctest/doctest.h>
 
+#include <numbers>
 #include <random>
 
 #include <Eigen/Geometry>
@@ -335,6 +336,81 @@ TEST_CASE("obj/ply: faces follow the mesh's face order, and one that is no permu
     CHECK_THROWS_AS(write_ply(dir / "bad.ply", m), IoError);
   }
   CHECK(files_in(dir.path()) == 2);
+}
+
+TEST_CASE("polygons: a hexagon stays one face in OBJ and PLY, with its normal, edges and seams") {
+  // A regular hexagon of radius 1 in the xz-plane, counter-clockwise seen from +y, and a
+  // triangle on its edge 0-1 (below it in y, so that vertices 0 and 1 get a tilted normal);
+  // written hexagon first.
+  TempDir dir;
+  PolygonMesh m;
+  m.points.resize(7, 3);
+  for (int k = 0; k < 6; ++k) {
+    const double a = -k * std::numbers::pi / 3;  // clockwise in (x, z) is counter-clockwise from +y
+    m.points.row(k) << std::cos(a), 0, std::sin(a);
+  }
+  m.points.row(6) << 0.75, -1, -0.45;
+  m.polygons = {{6}, {0, 1, 2, 3, 4, 5}};
+  m.triangles.resize(1, 3);
+  m.triangles << 1, 0, 6;
+  m.face_order = {1, 0};
+  // Newell's normal of the hexagon: +y, length twice its area (3 sqrt(3) / 2 for radius 1), so
+  // its four vertices on no other face have the normal +y.
+  const Points3 n = vertex_normals(m);
+  for (int k = 2; k < 6; ++k) CHECK((n.row(k) - Eigen::RowVector3d(0, 1, 0)).norm() < 1e-15);
+  CHECK(n(0, 1) < 1.0);
+  CHECK(n(0, 1) > 0.0);
+  // The hexagon's 6 edges and the triangle's 3 share one: 7 on the border.
+  CHECK(border_edges(m).count == 7);
+  write_obj(dir / "h.obj", m, "h");
+  write_ply(dir / "h.ply", m);
+  const std::vector<std::vector<int>> faces{{0, 1, 2, 3, 4, 5}, {1, 0, 6}};
+  CHECK(test::read_obj(dir / "h.obj").f == faces);
+  CHECK(test::read_ply(dir / "h.ply").faces == faces);
+  // Face-varying values, a seam at vertices 0 and 1: the PLY's copies carry the triangle's.
+  m.uv.resize(9, 2);
+  for (int k = 0; k < 9; ++k) m.uv.row(k) << 0.1f * static_cast<float>(k), 0.5f;
+  m.uv_polygons = {0, 1, 2, 3, 4, 5};
+  m.uv_triangles.resize(1, 3);
+  m.uv_triangles << 6, 7, 8;
+  const SeamSplit split = split_uv_seams(m, 7);
+  CHECK(split.copied == std::vector<Eigen::Index>{1, 0});
+  CHECK(split.polygon_corners == std::vector<int>{0, 1, 2, 3, 4, 5});
+  CHECK(split.triangles.row(0) == Eigen::RowVector3i(7, 8, 6));
+  write_ply(dir / "seams.ply", m);
+  CHECK(test::read_ply(dir / "seams.ply").faces ==
+        std::vector<std::vector<int>>{{0, 1, 2, 3, 4, 5}, {7, 8, 6}});
+  write_obj(dir / "seams.obj", m, "h");
+  CHECK(test::read_obj(dir / "seams.obj").ft ==
+        std::vector<std::vector<int>>{{0, 1, 2, 3, 4, 5}, {6, 7, 8}});
+  // Box projection: the hexagon faces +y, so all its corners come from the +y tile (the third
+  // of the bottom row: u in [2/3, 1], v in [0, 1/2]).
+  box_projection_uv(m.points, m);
+  REQUIRE(m.uv_polygons.size() == 6u);
+  for (const int t : m.uv_polygons) {
+    CHECK(m.uv(t, 0) > 2.0f / 3.0f);
+    CHECK(m.uv(t, 1) < 0.5f);
+  }
+  // Bad polygons: an index outside the points, sizes that do not add up, and a face PLY's uchar
+  // count cannot hold; each an IoError that leaves no file.
+  TempDir bad;
+  PolygonMesh outside = m;
+  outside.polygons.corners[3] = 7;
+  CHECK_THROWS_WITH_AS(write_obj(bad / "o.obj", outside, "o"),
+                       doctest::Contains("polygon index outside [0, 7)"), IoError);
+  PolygonMesh short_sizes = m;
+  short_sizes.polygons.sizes = {5};
+  CHECK_THROWS_WITH_AS(write_ply(bad / "s.ply", short_sizes),
+                       doctest::Contains("their sizes add up to 5 corners, 6 given"), IoError);
+  PolygonMesh large;
+  large.points = Points3::Zero(300, 3);
+  large.polygons.sizes = {300};
+  for (int k = 0; k < 300; ++k) large.polygons.corners.push_back(k);
+  CHECK_THROWS_WITH_AS(write_ply(bad / "l.ply", large),
+                       doctest::Contains("a face of 300 corners; PLY's face lists"), IoError);
+  write_obj(bad / "l.obj", large, "l");  // OBJ has no such limit
+  CHECK(test::read_obj(bad / "l.obj").f.at(0).size() == 300u);
+  CHECK(files_in(bad.path()) == 1);
 }
 
 TEST_CASE("pc2 and mdd: streamed frames read back, headers as specified") {

@@ -222,6 +222,30 @@ TEST_CASE("mesh to level set and back: the surface stays within a voxel") {
   CHECK(ls.sample(inside)[0] < 0);
 }
 
+TEST_CASE("mesh to level set: a prism's pentagon caps count as surface") {
+  // A pentagonal prism (circumradius 0.3, y from -0.2 to 0.2) of two pentagons and five quads,
+  // outward. 3 cm above and below the top cap's centre the distances are +-0.03; were the
+  // pentagons left out, the nearest surface there would be the sides, 0.3 cos 36 deg = 0.24 away.
+  PolygonMesh prism;
+  prism.points.resize(10, 3);
+  for (int k = 0; k < 5; ++k) {
+    const double a = 2 * M_PI * k / 5;
+    prism.points.row(k) << 0.3 * std::cos(a), -0.2, 0.3 * std::sin(a);
+    prism.points.row(k + 5) << 0.3 * std::cos(a), 0.2, 0.3 * std::sin(a);
+  }
+  prism.polygons = {{5, 5}, {0, 1, 2, 3, 4, 9, 8, 7, 6, 5}};  // bottom seen from -y, top from +y
+  prism.quads.resize(5, 4);
+  for (int k = 0; k < 5; ++k) prism.quads.row(k) << k, k + 5, (k + 1) % 5 + 5, (k + 1) % 5;
+  const LevelSet ls = level_set_from_mesh(prism, 0.01, 4.0);
+  Points3 at(2, 3);
+  at << 0, 0.23, 0, 0, 0.17, 0;
+  const auto d = ls.sample(at);
+  // Half a voxel: the narrow band's distances are exact to about that (OpenVDB's
+  // meshToLevelSet, trilinear sampling).
+  CHECK(std::abs(d[0] - 0.03) <= 0.005);
+  CHECK(std::abs(d[1] + 0.03) <= 0.005);
+}
+
 TEST_CASE(
     "vdb files: vdb_print lists the grid, class and metadata, and vdb_tool meshes the sphere") {
   TempDir dir;
