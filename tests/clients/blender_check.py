@@ -12,7 +12,8 @@
   modifier (the importer drops vertices no face uses, so both files hold the surface's only);
 - a PC2 written in the vertex order of another mesh (match.file: the cloth as a DCC tool holds
   it, another order, a vertex split at a seam, Z up in centimetres), through the Mesh Cache
-  modifier on that mesh as Blender imports it;
+  modifier on that mesh as Blender imports it, and an OBJ matched to a mesh with a pentagon,
+  which keeps it as one face;
 - a .vdb level set as a volume, whose grids list `surface` as a float grid.
 
 Usage: blender -b --factory-startup --python-exit-code 3 --python blender_check.py -- DIR FRAMES
@@ -218,6 +219,20 @@ for f in (1, 2, frames):
     artist.evaluated_get(depsgraph).to_mesh_clear()
     assert worst <= 100 * TOL, f"cloth_rest.obj with cloth_match.pc2 frame {f}: off by {worst} cm"
     print(f"the artist's cloth with its matched PC2, frame {f}: 24 vertices match ({worst:.1e} cm)")
+
+# The OBJ matched to a mesh of a quad, a pentagon and a triangle (run_client.sh): Blender reads
+# them as three faces of 4, 5 and 3 corners in that order, the pentagon's corners on the cloth's
+# vertices 7, 8, 14, 18 and 12 at frame 1.
+ngon = import_obj(os.path.join(work, "cloth_ngon.0001.obj"))
+sizes = [len(p.vertices) for p in ngon.data.polygons]
+assert sizes == [4, 5, 3], f"cloth_ngon.0001.obj: faces of {sizes} corners, expected [4, 5, 3]"
+worst = 0.0
+for corner, i in zip(ngon.data.polygons[1].vertices, (7, 8, 14, 18, 12)):
+    x, y, z = cloth_position(i, 1)
+    co = ngon.data.vertices[corner].co
+    worst = max(worst, max(abs(a - b) for a, b in zip(co, (100 * x, -100 * z, 100 * y))))
+assert worst <= 100 * TOL, f"cloth_ngon.0001.obj: the pentagon is off by {worst} cm"
+print(f"the matched OBJ keeps a quad, a pentagon and a triangle ({worst:.1e} cm)")
 
 vdb = os.path.join(work, "water.0001.vdb")
 before = set(bpy.data.objects)

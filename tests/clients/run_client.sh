@@ -23,6 +23,10 @@ blender)
   # The cloth on a mesh of its own vertex order, Z up in centimetres, as a DCC tool holds it.
   "$mesh_export" -q -i cache.h5 --sequence cloth --set match.file=cloth_rest.obj \
     --set match.scale=100 --set match.up_axis=Z -o cloth_match.pc2
+  # That mesh with a quad, a pentagon and a triangle: the matched OBJ keeps them as they are.
+  { grep '^v ' cloth_rest.obj; printf 'f 20 15 14 19\nf 13 12 6 2 8\nf 19 14 18\n'; } >cloth_ngon.obj
+  "$mesh_export" -q -i cache.h5 --sequence cloth --set match.file=cloth_ngon.obj \
+    --set match.scale=100 --set match.up_axis=Z --frames 1 -o cloth_ngon.####.obj
   blender -b --factory-startup --python-exit-code 3 --python "$scripts/blender_check.py" -- \
     "$work" $frames
   ;;
