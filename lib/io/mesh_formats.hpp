@@ -63,7 +63,8 @@ void check_face_order(const std::filesystem::path& path, const PolygonMesh& mesh
 struct FaceCorners {
   enum Kind { Triangle, Quad, Polygon } kind;
   std::span<const int> vertices;  ///< its corners, counter-clockwise
-  std::span<const int> uv;  ///< their indices into PolygonMesh::uv when face-varying, else empty
+  /// their indices into PolygonMesh::uv when face-varying (and given for every face), else empty
+  std::span<const int> uv;
   /// Where the corners are in the mesh's corner lists: row `row` of triangles or quads, or from
   /// entry `row` of polygons.corners on.
   Eigen::Index row;
@@ -73,7 +74,12 @@ struct FaceCorners {
 template <class F>
 void for_each_face(const PolygonMesh& mesh, F&& f) {
   const Eigen::Index t = mesh.triangles.rows(), q = mesh.quads.rows();
-  const bool uv = mesh.face_varying_uv();
+  // Texture-coordinate corners only where every face has them (the writers check that first
+  // and name the file; a mesh without them for some face gets none here rather than a read
+  // past an array).
+  const bool uv = mesh.face_varying_uv() && mesh.uv_triangles.rows() == t &&
+                  mesh.uv_quads.rows() == q &&
+                  mesh.uv_polygons.size() == mesh.polygons.corners.size();
   std::vector<Eigen::Index> first{0};  // polygon p's corners from first[p] on
   for (const int n : mesh.polygons.sizes) first.push_back(first.back() + n);
   const auto face = [&](Eigen::Index k) {
