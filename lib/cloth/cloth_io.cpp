@@ -1234,8 +1234,11 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
   auto result = learn::train_mlp(
       std::move(train), std::move(test), config.train,
       [&](const learn::EpochReport& e) {
-        progress.tick(1, "train " + format("%.3e", e.train_loss) + " test " +
-                             format("%.3e", e.test_loss) + " m^2");
+        // Without test runs the test loss is NaN: the line says there are none.
+        progress.tick(1, "train " + format("%.3e", e.train_loss) +
+                             (std::isfinite(e.test_loss) ? " test " + format("%.3e", e.test_loss)
+                                                         : std::string()) +
+                             " m^2" + (std::isfinite(e.test_loss) ? "" : " (no test runs)"));
       },
       checkpoint, resume ? &*resume : nullptr);
   progress.finish();
@@ -1517,16 +1520,20 @@ double pin_drift(const std::vector<Points3>& frames, const ClothParams& p) {
 /// The evaluation report as markdown (tables like the paper's 4, 6 and 7), from its JSON;
 /// `loss_curves` names the SVG beside it.
 std::string evaluation_markdown(const json& report, const std::string& loss_curves) {
+  // "-" for a figure there is none of: a missing key, or a test loss without test runs (NaN,
+  // null in the JSON).
   auto num = [](const json& j, const char* key) {
-    return j.contains(key) && j[key].is_number() ? format("%.3e", j[key].get<double>()) : "-";
+    return j.contains(key) && j[key].is_number() && std::isfinite(j[key].get<double>())
+               ? format("%.3e", j[key].get<double>())
+               : "-";
   };
   auto ms = [](const json& j, const char* key) {
     return j.contains(key) && j[key].is_number() ? format("%.2f", j[key].get<double>()) : "-";
   };
   std::string md =
       "# cloth-train evaluation\n\nTarget cache `" + report["target_cache"].get<std::string>() +
-      "`, " + std::to_string(report["sequences"].size()) +
-      " sequences. Error: mean per-particle Euclidean distance to the target "
+      "`, " + app::counted(report["sequences"].size(), "sequence", "sequences") +
+      ". Error: mean per-particle Euclidean distance to the target "
       "simulation over all frames (m): `error` with the miniature simulated (the method end to "
       "end), "
       "`DSDS error` upscaling the DSDS of the target itself (the upscaler alone). Time: "
