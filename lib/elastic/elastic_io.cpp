@@ -647,6 +647,16 @@ Scene build_scene(const SceneConfig& config, const app::ConfigOrigin& origin,
   return scene;
 }
 
+std::uintmax_t frame_bytes(const Scene& scene) {
+  std::uintmax_t bytes = 0;
+  for (const Body& b : scene.bodies)
+    bytes +=
+        static_cast<std::uintmax_t>(b.render.particles.rows()) * 3 * sizeof(float) +
+        static_cast<std::uintmax_t>(b.particle_count()) * 6 * sizeof(float) +
+        static_cast<std::uintmax_t>(b.group_count() * (b.example_count() + 1)) * sizeof(double);
+  return bytes;
+}
+
 SimulationReport simulate_to_cache(Scene& scene, const SceneConfig& config,
                                    const std::vector<std::int64_t>& frames,
                                    const std::filesystem::path& output,

@@ -145,6 +145,11 @@ struct SimulationReport {
   std::size_t frames_written = 0;
 };
 
+/// The bytes simulate_to_cache writes per frame, before compression (a --dry-run's estimate of
+/// the cache's size): each body's surface positions, particle positions and velocities (float32,
+/// 3 each) and its example weights (float64, groups x (examples + 1), held until the end).
+std::uintmax_t frame_bytes(const Scene& scene);
+
 /// Called after each written frame with (frames done, frames in total, wall ms per step).
 using FrameCallback = std::function<void(std::size_t, std::size_t, double)>;
 

@@ -615,6 +615,26 @@ TEST_CASE("sm-example-sim: a dry run says what it would do, in words for one or 
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("would simulate 1 body to frame 3 and write 3 frames to ") != std::string::npos);
   CHECK(r.err.find("1 example, 1 group, 0 pinned") != std::string::npos);
+  // The size of the frame arrays, as the run then writes them: 3 frames of the surface's 162
+  // vertices (x 3 float32), the 225 particles' positions and velocities (x 6 float32) and the
+  // weights of 1 group x (1 example + rest) (float64): 3 x 7,360 bytes.
+  CHECK(r.out.find("(22.1 kB of frame arrays before compression)") != std::string::npos);
+  {
+    TempDir run;
+    REQUIRE(run_command(kSim + " -q --frames 1-3 -o " + (run / "b.h5").string()).exit_code == 0);
+    const datadyn::io::CacheReader cache(run / "b.h5");
+    const auto elements = [](const datadyn::io::Shape& s) {
+      std::uintmax_t n = 1;
+      for (const auto d : s) n *= d;
+      return n;
+    };
+    const auto surface = cache.sequence("cuboid"), particles = cache.sequence("cuboid_particles");
+    const std::uintmax_t written = 4 * (elements(surface.shape("points/position")) +
+                                        elements(particles.shape("points/position")) +
+                                        elements(particles.shape("points/velocity"))) +
+                                   8 * elements(cache.shape("/elastic/cuboid/weights"));
+    CHECK(written == 3 * 7360);
+  }
   // Before the regions and examples are built (seconds for a large body), a line says so.
   const auto meshed = r.err.find(
       "body 'cuboid': meshed, 225 particles and 640 tets; building its regions and examples");

@@ -29,10 +29,13 @@ int main(int argc, char** argv) {
         elastic::Scene scene = elastic::build_scene(config, ctx.config_origins(), note);
         const auto out = ctx.output();
         if (ctx.dry_run()) {
-          std::printf("would simulate %s to frame %lld and write %s to %s\n",
-                      app::counted(scene.bodies.size(), "body", "bodies").c_str(),
-                      frames.empty() ? 0LL : static_cast<long long>(frames.back()),
-                      app::counted(frames.size(), "frame", "frames").c_str(), out.c_str());
+          std::printf(
+              "would simulate %s to frame %lld and write %s to %s (%s of frame arrays "
+              "before compression)\n",
+              app::counted(scene.bodies.size(), "body", "bodies").c_str(),
+              frames.empty() ? 0LL : static_cast<long long>(frames.back()),
+              app::counted(frames.size(), "frame", "frames").c_str(), out.c_str(),
+              app::byte_text(elastic::frame_bytes(scene) * frames.size()).c_str());
           return;
         }
         app::Progress progress("frame", frames.size());
