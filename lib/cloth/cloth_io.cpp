@@ -1235,10 +1235,10 @@ void run_train(app::Context& ctx, const ClothConfig& config) {
       std::move(train), std::move(test), config.train,
       [&](const learn::EpochReport& e) {
         // Without test runs the test loss is NaN: the line says there are none.
-        progress.tick(1, "train " + format("%.3e", e.train_loss) +
-                             (std::isfinite(e.test_loss) ? " test " + format("%.3e", e.test_loss)
-                                                         : std::string()) +
-                             " m^2" + (std::isfinite(e.test_loss) ? "" : " (no test runs)"));
+        const std::string test_part = std::isfinite(e.test_loss)
+                                          ? " test " + format("%.3e", e.test_loss) + " m^2"
+                                          : " m^2 (no test runs)";
+        progress.tick(1, "train " + format("%.3e", e.train_loss) + test_part);
       },
       checkpoint, resume ? &*resume : nullptr);
   progress.finish();

@@ -196,13 +196,10 @@ Points3 vertex_normals(const PolygonMesh& mesh) {
     const Eigen::Vector3d a = (x(f[2]) - x(f[0])).cross(x(f[3]) - x(f[1]));
     for (int c = 0; c < 4; ++c) n.row(f[c]) += a.transpose();
   }
-  std::size_t at = 0;
-  for (const int size : mesh.polygons.sizes) {
-    const int* f = mesh.polygons.corners.data() + at;
-    const Eigen::Vector3d a = newell_normal(mesh.points, {f, static_cast<std::size_t>(size)});
-    for (int c = 0; c < size; ++c) n.row(f[c]) += a.transpose();
-    at += static_cast<std::size_t>(size);
-  }
+  for_each_polygon(mesh.polygons, [&](std::span<const int> f, std::size_t) {
+    const Eigen::Vector3d a = newell_normal(mesh.points, f);
+    for (const int v : f) n.row(v) += a.transpose();
+  });
   for (Eigen::Index i = 0; i < n.rows(); ++i) {
     const double len = n.row(i).norm();
     if (len > 0 && std::isfinite(len))
@@ -266,14 +263,10 @@ void box_projection_uv(const Points3& reference, PolygonMesh& mesh) {
     for (int c = 0; c < 4; ++c) mesh.uv_quads(q, c) = corner(f[c], k);
   }
   mesh.uv_polygons.resize(mesh.polygons.corners.size());
-  std::size_t at = 0;
-  for (const int size : mesh.polygons.sizes) {
-    const int* f = mesh.polygons.corners.data() + at;
-    const int k = tile(newell_normal(reference, {f, static_cast<std::size_t>(size)}));
-    for (int c = 0; c < size; ++c)
-      mesh.uv_polygons[at + static_cast<std::size_t>(c)] = corner(f[c], k);
-    at += static_cast<std::size_t>(size);
-  }
+  for_each_polygon(mesh.polygons, [&](std::span<const int> f, std::size_t first) {
+    const int k = tile(newell_normal(reference, f));
+    for (std::size_t c = 0; c < f.size(); ++c) mesh.uv_polygons[first + c] = corner(f[c], k);
+  });
   mesh.uv.resize(static_cast<Eigen::Index>(values.size()), 2);
   for (std::size_t i = 0; i < values.size(); ++i)
     mesh.uv.row(static_cast<Eigen::Index>(i)) << values[i][0], values[i][1];

@@ -70,6 +70,18 @@ struct FaceCorners {
   Eigen::Index row;
 };
 
+/// Calls `f(corners, first)` for each polygon of `p` in order: its corners and where they start
+/// in p.corners.
+template <class F>
+void for_each_polygon(const Polygons& p, F&& f) {
+  std::size_t first = 0;
+  for (const int size : p.sizes) {
+    const auto n = static_cast<std::size_t>(size);
+    f(std::span<const int>(p.corners.data() + first, n), first);
+    first += n;
+  }
+}
+
 /// Calls `f(FaceCorners)` for each face of `mesh` in the order files get them (face_order).
 template <class F>
 void for_each_face(const PolygonMesh& mesh, F&& f) {

@@ -350,15 +350,12 @@ LevelSet level_set_from_mesh(const PolygonMesh& mesh, double voxel_size, double 
                                   static_cast<openvdb::Index32>(mesh.triangles(r, 2)));
   }
   // Larger polygons as fans from their first corner (meshToLevelSet takes triangles and quads).
-  std::size_t at = 0;
-  for (const int size : mesh.polygons.sizes) {
-    const int* f = mesh.polygons.corners.data() + at;
-    for (int j = 1; j + 1 < size; ++j)
+  for_each_polygon(mesh.polygons, [&](std::span<const int> f, std::size_t) {
+    for (std::size_t j = 1; j + 1 < f.size(); ++j)
       triangles.emplace_back(static_cast<openvdb::Index32>(f[0]),
                              static_cast<openvdb::Index32>(f[j]),
                              static_cast<openvdb::Index32>(f[j + 1]));
-    at += static_cast<std::size_t>(size);
-  }
+  });
   std::vector<openvdb::Vec4I> quads(static_cast<std::size_t>(mesh.quads.rows()));
   for (std::size_t i = 0; i < quads.size(); ++i) {
     const auto r = static_cast<Eigen::Index>(i);
