@@ -429,6 +429,7 @@ void read_cloth_params(app::ConfigReader& r, ClothParams& p) {
   auto w = r.child("wind");
   w.get("velocity", p.wind.velocity);
   w.get("drag", p.wind.drag, non_negative());
+  w.get("drag_tangent", p.wind.drag_tangent, non_negative());
   w.get("gust", p.wind.gust, app::unit_interval());
   w.get("gust_period", p.wind.gust_period, positive());
   auto s = r.child("sphere");

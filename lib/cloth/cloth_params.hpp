@@ -26,7 +26,10 @@ enum class PinMode {
 /// Wind after Wejchert & Haumann 1991: a uniform air velocity, optionally gusting.
 struct Wind {
   Eigen::Vector3d velocity = Eigen::Vector3d::Zero();  ///< m/s
-  double drag = 0.0;         ///< c in f = -c A (n.v_r)|n.v_r| n, kg/m^3 (air: about 0.6)
+  double drag = 0.0;  ///< c in f = -c A (n.v_r)|n.v_r| n, kg/m^3 (air: about 0.6)
+  /// c_t in the tangential part -c_t A |v_t| v_t, v_t = v_r - (n.v_r) n, kg/m^3: the drag of air
+  /// along the sheet, which holds a flag out downwind (0: the normal part alone)
+  double drag_tangent = 0.0;
   double gust = 0.0;         ///< relative amplitude of a sinusoidal gust, in [0, 1]
   double gust_period = 1.0;  ///< s, > 0
 };
@@ -69,8 +72,9 @@ struct ClothParams {
   double k_bending = 20.0;      ///< N/m (springs between particles two apart)
   double time_step = 1.0 / 60;  ///< s between output frames
   /// Implicit steps per output frame, each time_step / substeps long. 1 (the paper's one step a
-  /// frame) for the curtain and the flag; 3 for the collision scene, whose sheet a step of 1/60 s
-  /// pulls through the sphere (docs/tools/cloth-train.md, Limits).
+  /// frame) for the curtain; 8 for the flag, whose light sheet the explicit wind crumples at
+  /// longer steps; 3 for the collision scene, whose sheet a step of 1/60 s pulls through the
+  /// sphere (docs/tools/cloth-train.md, Limits).
   int substeps = 1;
   int iterations = 10;  ///< local/global iterations per step (Liu et al. alg. 1)
   Integrator solver = Integrator::Projective;
@@ -91,9 +95,16 @@ struct ClothParams {
   double velocity_scale = 1.0;
 };
 
+/// The flag scene's fabric, kg/m^2 (flag cloth weighs 0.1-0.2 kg/m^2).
+inline constexpr double kFlagAreaDensity = 0.15;
+/// c_t of air along a flat sheet, kg/m^3: both sides' skin friction 2 (rho/2) C_f with the
+/// turbulent flat-plate C_f = 0.074 Re^(-1/5) (Schlichting, Boundary-Layer Theory) at
+/// Re = 6 m/s x 1 m / 1.5e-5 m^2/s = 4e5 and rho = 1.2 kg/m^3.
+inline constexpr double kFlatPlateFriction = 0.0067;
+
 /// The paper's scenes as defaults for ClothParams: "curtain" (pinned along its top row, released
-/// tilted so it swings), "flag" (pinned at its left column, in gusting wind), "collision" (falls
-/// flat onto a sphere, ground below). Returns false for an unknown name.
+/// tilted so it swings), "flag" (flag fabric pinned at its left column, in gusting wind),
+/// "collision" (falls flat onto a sphere, ground below). Returns false for an unknown name.
 bool apply_scene_preset(const std::string& scene, ClothParams& params);
 /// The names apply_scene_preset knows.
 std::vector<std::string> scene_names();

@@ -122,8 +122,9 @@ Points3 MassSpringSolver::external_forces() const {
   Points3 f(x_.rows(), 3);
   const Eigen::RowVector3d gravity = (p.mass * p.gravity).transpose();
   for (Eigen::Index i = 0; i < f.rows(); ++i) f.row(i) = gravity;
-  if (p.wind.drag > 0.0) {
-    // Wejchert & Haumann 1991 per triangle: f = -c A (n.v_r)|n.v_r| n, a third to each vertex.
+  if (p.wind.drag > 0.0 || p.wind.drag_tangent > 0.0) {
+    // Wejchert & Haumann 1991 per triangle, a third to each vertex: the normal part
+    // -c A (n.v_r)|n.v_r| n and the tangential part -c_t A |v_t| v_t, v_t = v_r - (n.v_r) n.
     const double gust = 1.0 + p.wind.gust * std::sin(2.0 * M_PI * time_ / p.wind.gust_period);
     const Eigen::Vector3d wind = gust * p.wind.velocity;
     for (Eigen::Index t = 0; t < triangles_.rows(); ++t) {
@@ -137,7 +138,11 @@ Points3 MassSpringSolver::external_forces() const {
       const Eigen::Vector3d vr =
           p.velocity_scale * (v_.row(a) + v_.row(b) + v_.row(c)).transpose() / 3.0 - wind;
       const double vn = n.dot(vr);
-      const Eigen::RowVector3d fw = (-p.wind.drag * area * vn * std::abs(vn) / 3.0) * n.transpose();
+      Eigen::RowVector3d fw = (-p.wind.drag * area * vn * std::abs(vn) / 3.0) * n.transpose();
+      if (p.wind.drag_tangent > 0.0) {
+        const Eigen::Vector3d vt = vr - vn * n;
+        fw -= (p.wind.drag_tangent * area * vt.norm() / 3.0) * vt.transpose();
+      }
       f.row(a) += fw;
       f.row(b) += fw;
       f.row(c) += fw;

@@ -31,6 +31,7 @@ const std::vector<Quantity>& quantities() {
       {"wind.velocity.y", [](const ClothParams& p) { return p.wind.velocity.y(); }},
       {"wind.velocity.z", [](const ClothParams& p) { return p.wind.velocity.z(); }},
       {"wind.drag", [](const ClothParams& p) { return p.wind.drag; }},
+      {"wind.drag_tangent", [](const ClothParams& p) { return p.wind.drag_tangent; }},
       {"wind.gust", [](const ClothParams& p) { return p.wind.gust; }},
       {"sphere.enabled", [](const ClothParams& p) { return double(p.sphere.enabled); }, true},
       {"ground.enabled", [](const ClothParams& p) { return double(p.ground.enabled); }, true},

@@ -74,7 +74,8 @@ Eigen::MatrixXf patch_outputs(const Eigen::Ref<const Points3>& target,
 Points3 assemble_patches(const Eigen::MatrixXf& outputs, const Eigen::Ref<const Points3>& mini_t,
                          const MiniatureGrid& grid, const PatchOptions& options);
 
-/// Maps a batch of patch inputs (#patch_input_size by P) to outputs (#3(f+1)^2 by P), e.g. a trained network.
+/// Maps a batch of patch inputs (#patch_input_size by P) to outputs (#3(f+1)^2 by P), e.g. a
+/// trained network.
 using PatchRegressor = std::function<Eigen::MatrixXf(const Eigen::MatrixXf&)>;
 
 /// patch_inputs -> regressor -> assemble_patches for one frame.

@@ -1331,8 +1331,10 @@ TEST_CASE(
                   "--set cloth.frames=8 --set runs.mass=0.02 -i m.h5 -o c.h5");
   CHECK(r.exit_code == 0);
   CHECK(r.err.find("curtain_000: outside the runs m.h5 was trained on: mass 0.02 (trained 0.01), "
-                   "wind.velocity.x 0 (trained 6), wind.velocity.z 0 (trained 1.5 to 3), "
-                   "wind.drag 0 (trained 0.6), wind.gust 0 (trained 0.5)") != std::string::npos);
+                   "substeps 1 (trained 8), wind.velocity.x 0 (trained 6), wind.velocity.z 0 "
+                   "(trained 1.5 to 3), "
+                   "wind.drag 0 (trained 0.6), wind.drag_tangent 0 (trained 0.0067), wind.gust 0 "
+                   "(trained 0.5)") != std::string::npos);
   // evaluate says the same of a target run outside.
   r = run_command(cd + " simulate" + flag + " --set 'runs.wind_velocity=[[-6,0,-1.5]]' -o o.h5");
   REQUIRE(r.exit_code == 0);

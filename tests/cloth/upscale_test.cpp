@@ -41,8 +41,9 @@ TEST_CASE("DSDS of a cloth at rest, scaled back up, equals the target at rest") 
 TEST_CASE("the miniature's external forces are 1/f of the target's, per particle") {
   // Eq. 8 for gravity, and the same for wind (miniature.hpp): the target moving at u and its
   // miniature, the target's DSDS, moving at u / f. Closed form per particle: gravity m g (1/f on
-  // the miniature); wind c A_i (w - u)_n |(w - u)_n| along the normal, A_i a third of the
-  // particle's triangles' area - which the miniature keeps, its spacing being the target's.
+  // the miniature); wind c A_i (w - u)_n |(w - u)_n| along the normal and c_t A_i |(w - u)_t|
+  // (w - u)_t along the sheet, A_i a third of the particle's triangles' area - which the
+  // miniature keeps, its spacing being the target's.
   ClothParams target;
   target.nx = target.ny = 9;
   REQUIRE(apply_scene_preset("flag", target));
@@ -50,6 +51,7 @@ TEST_CASE("the miniature's external forces are 1/f of the target's, per particle
   target.wind.gust = 0.0;
   target.wind.velocity = {4.0, 1.0, 3.0};
   target.wind.drag = 0.6;
+  target.wind.drag_tangent = 0.05;
   const int f = 2;
   const ClothParams mini = miniature_params(target, f);
   REQUIRE(mini.nx == 5);
@@ -65,10 +67,15 @@ TEST_CASE("the miniature's external forces are 1/f of the target's, per particle
   const datadyn::Points3 xm = downsample_downscale(x, target.nx, target.ny, f);
   small.set_state(xm, uniform(xm.rows(), u / f));
   const datadyn::Points3 fb = big.external_forces(), fm = small.external_forces();
-  // The sheet lies in the x-y plane: its normal is +-z, and the normal part of w - u is 2 m/s.
+  // The sheet lies in the x-y plane: its normal is +-z, the normal part of w - u is 2 m/s and
+  // the tangential part (3.5, 1.2, 0) m/s.
   const double wn = target.wind.velocity.z() - u.z(), s2 = target.spacing * target.spacing;
   const Eigen::RowVector3d gravity = (target.mass * target.gravity).transpose();
-  const Eigen::RowVector3d wind(0.0, 0.0, target.wind.drag * s2 * wn * std::abs(wn));
+  const Eigen::RowVector3d wt(target.wind.velocity.x() - u.x(), target.wind.velocity.y() - u.y(),
+                              0.0);
+  const Eigen::RowVector3d wind =
+      Eigen::RowVector3d(0.0, 0.0, target.wind.drag * s2 * wn * std::abs(wn)) +
+      target.wind.drag_tangent * s2 * wt.norm() * wt;
   // Interior particles: six triangles of s^2 / 2 each, a third of each.
   const int ti = grid_index(target, 4, 4), mi = grid_index(mini, 2, 2);
   CHECK((fb.row(ti) - (gravity + wind)).norm() <= 1e-12 * (gravity + wind).norm());
