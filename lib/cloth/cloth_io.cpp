@@ -524,11 +524,11 @@ void read_cloth_config(app::ConfigReader& r, ClothConfig& c) {
   runs.get("k_structural", c.runs.k_structural, positive());
   runs.get("time_step", c.runs.time_step, kTimeStepRange);
   runs.get("wind_velocity", c.runs.wind_velocity);
-  if (!c.runs.wind_velocity.empty() && c.cloth.wind.drag == 0)
+  if (!c.runs.wind_velocity.empty() && c.cloth.wind.drag == 0 && c.cloth.wind.drag_tangent == 0)
     runs.fail("wind_velocity",
-              "no wind velocities while cloth.wind.drag is 0 (a drag of 0 takes no force from "
-              "the wind, so the runs would not differ)",
-              {"cloth.wind.drag", "scene"});
+              "no wind velocities while cloth.wind.drag and cloth.wind.drag_tangent are 0 (drags "
+              "of 0 take no force from the wind, so the runs would not differ)",
+              {"cloth.wind.drag", "cloth.wind.drag_tangent", "scene"});
   r.get("dsds_factor", c.dsds_factor, app::in_range(2, 4));
   c.dsds_factor_given = r.has("dsds_factor");
   if (!has_miniature(c.cloth, c.dsds_factor))

@@ -1347,7 +1347,11 @@ TEST_CASE(
   r = run_command(cd + " simulate -q --set 'runs.wind_velocity=[[1,0,0]]' -o n.h5");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("--set runs.wind_velocity: /runs/wind_velocity: expected no wind velocities "
-                   "while cloth.wind.drag is 0") != std::string::npos);
+                   "while cloth.wind.drag and cloth.wind.drag_tangent are 0") != std::string::npos);
+  // The tangential drag alone takes force from the wind: the sweep is accepted.
+  r = run_command(cd + " simulate -q --set cloth.frames=2 --set cloth.wind.drag_tangent=0.01 " +
+                  "--set 'runs.wind_velocity=[[1,0,0]]' -o n.h5");
+  CHECK(r.exit_code == 0);
 }
 
 TEST_CASE(
