@@ -272,6 +272,13 @@ void write_grid_sequence(io::CacheWriter& writer, const std::string& name, const
   seq.finish();  // flat memory over thousands of runs
 }
 
+/// The bytes of a grid sequence's frame arrays before compression (write_grid_sequence): its
+/// float32 positions, frames x nx x ny x 3 (a --dry-run's estimate of the output's size).
+std::uintmax_t grid_frame_bytes(const ClothParams& p, std::size_t frames) {
+  return static_cast<std::uintmax_t>(frames) * static_cast<std::uintmax_t>(p.nx) *
+         static_cast<std::uintmax_t>(p.ny) * 3 * sizeof(float);
+}
+
 std::string run_name(const std::string& scene, std::size_t k) {
   char buf[16];
   std::snprintf(buf, sizeof buf, "_%03zu", k);
@@ -789,12 +796,19 @@ void run_simulate(app::Context& ctx, const ClothConfig& config) {
   const auto range = shard_range(runs.size(), ctx.shard());
   const auto out = ctx.output();
   std::size_t total = 0;
-  for (std::size_t k = range.begin; k < range.end; ++k)
+  std::uintmax_t bytes = 0;
+  for (std::size_t k = range.begin; k < range.end; ++k) {
     total += static_cast<std::size_t>(runs[k].frames);
+    bytes += grid_frame_bytes(
+        config.simulate_miniature ? miniature_params(runs[k], config.dsds_factor) : runs[k],
+        static_cast<std::size_t>(runs[k].frames));
+  }
   if (ctx.dry_run()) {
-    std::printf("would simulate %zu of %zu runs (%zu frames, %s) into %s\n", range.size(),
-                runs.size(), total, config.simulate_miniature ? "miniatures" : "targets",
-                out.c_str());
+    std::printf(
+        "would simulate %zu of %zu runs (%zu frames, %s) into %s (%s of frame arrays before "
+        "compression)\n",
+        range.size(), runs.size(), total, config.simulate_miniature ? "miniatures" : "targets",
+        out.c_str(), app::byte_text(bytes).c_str());
     return;
   }
   io::CacheWriter writer(out, ctx.provenance());
@@ -1318,6 +1332,7 @@ void run_upscale(app::Context& ctx, const ClothConfig& config, const std::string
     ClothParams target;           // its grid, pins and colliders
     bool simulate = false;        // else its miniature is read from the cache
     std::vector<Points3> frames;  // the miniature's, while the run is upscaled
+    std::size_t frame_count = 0;  // of the miniature in the cache (simulate: its frames)
   };
   std::vector<Job> jobs;
   if (inputs.size() > next + 1)
@@ -1356,7 +1371,7 @@ void run_upscale(app::Context& ctx, const ClothConfig& config, const std::string
       // Every run is checked before the first is upscaled, so a bad run late in the cache fails
       // at once; its frames are read again when it is upscaled. Holding every run's frames from
       // here on grew with the cache (about 1 MB a run for a 33 x 33 curtain of 30 frames).
-      read_miniature(job);
+      job.frame_count = read_miniature(job).size();
       jobs.push_back(std::move(job));
     }
   } else {
@@ -1367,16 +1382,25 @@ void run_upscale(app::Context& ctx, const ClothConfig& config, const std::string
         throw ConfigError(ctx.config_origins()({"scene", "cloth.nx", "cloth.ny"}), "/cloth/nx",
                           "nx - 1 and ny - 1 divisible by the model's factor " + std::to_string(f),
                           std::to_string(runs[k].nx) + " x " + std::to_string(runs[k].ny));
-      jobs.push_back({run_name(config.scene, k), miniature_params(runs[k], f), runs[k], true, {}});
+      jobs.push_back({run_name(config.scene, k),
+                      miniature_params(runs[k], f),
+                      runs[k],
+                      true,
+                      {},
+                      static_cast<std::size_t>(runs[k].frames)});
     }
   }
   if (model)
     for (const auto& job : jobs) warn_outside_training(job.name, job.target, *model, inputs[0]);
   const auto out = ctx.output();
   if (ctx.dry_run()) {
-    std::printf("would upscale %s by %s (factor %d) into %s\n",
-                app::counted(jobs.size(), "sequence", "sequences").c_str(), method.c_str(), f,
-                out.c_str());
+    std::uintmax_t bytes = 0;
+    for (const auto& job : jobs) bytes += grid_frame_bytes(job.target, job.frame_count);
+    std::printf(
+        "would upscale %s by %s (factor %d) into %s (%s of frame arrays before "
+        "compression)\n",
+        app::counted(jobs.size(), "sequence", "sequences").c_str(), method.c_str(), f, out.c_str(),
+        app::byte_text(bytes).c_str());
     return;
   }
   io::CacheWriter writer(out, ctx.provenance());

@@ -1410,3 +1410,42 @@ TEST_CASE("cloth-train: features.history and features.velocities choose the inpu
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/features/history: expected an integer in [1, 3], got 4") != std::string::npos);
 }
+
+TEST_CASE(
+    "cloth-train: simulate's and upscale's dry runs state the size of what they would write") {
+  // For a farm job's disk request: the float32 positions of every frame, as the runs then write
+  // them. kSmall: 3 runs of 20 frames of a 9 x 9 curtain, 3 x 20 x 81 x 12 = 58,320 bytes; their
+  // miniatures (factor 2) 5 x 5, 18,000 bytes; upscaled from those, the targets' 58,320 again.
+  TempDir dir;
+  const auto written = [](const std::filesystem::path& file) {
+    const datadyn::io::CacheReader cache(file);
+    std::uintmax_t bytes = 0;
+    for (const auto& name : cache.sequence_names()) {
+      std::uintmax_t n = sizeof(float);
+      for (const auto d : cache.sequence(name).shape("points/position")) n *= d;
+      bytes += n;
+    }
+    return bytes;
+  };
+  const std::string t = (dir / "t.h5").string(), m = (dir / "m.h5").string(),
+                    u = (dir / "u.h5").string();
+  const std::string mini = " --set simulate_miniature=true";
+  struct Case {
+    std::string command, output, size;
+    std::uintmax_t bytes;
+  };
+  for (const Case& c :
+       {Case{" simulate" + kSmall + " -o " + t, t, "(58.3 kB of frame arrays", 58320},
+        Case{" simulate" + kSmall + mini + " -o " + m, m, "(18 kB of frame arrays", 18000},
+        Case{" upscale" + kSmall + " --method bilinear -i " + m + " -o " + u, u,
+             "(58.3 kB of frame arrays", 58320}}) {
+    INFO(c.command);
+    const auto dry = run_command(kTool + c.command + " --dry-run");
+    REQUIRE(dry.exit_code == 0);
+    CHECK(dry.out.find(c.size + " before compression)") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(c.output));
+    const auto run = run_command(kTool + c.command);
+    REQUIRE(run.exit_code == 0);
+    CHECK(written(c.output) == c.bytes);
+  }
+}
