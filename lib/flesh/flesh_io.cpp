@@ -475,10 +475,20 @@ void run_simulate(app::Context& ctx) {
     }
   }
   const auto out = ctx.output();
+  // Built before a dry run too: it checks the mesh and the pins, and counts what is written.
+  const FleshBody body =
+      c.mesh.file.empty() ? cylinder_body(p) : skinned_mesh_body(c.mesh, p, c.motion_file.start);
   if (ctx.dry_run()) {
-    std::printf("would simulate %d frames of a \"%s\" motion (%s) and write %s\n", p.frames,
-                p.motion.kind.c_str(), p.dynamic ? "targets and ground truth" : "targets only",
-                out.c_str());
+    // Each written sequence (skinned, quasistatic, dynamic) stores every frame's surface
+    // positions, float32.
+    const std::uintmax_t bytes = static_cast<std::uintmax_t>(p.dynamic ? 3 : 2) *
+                                 static_cast<std::uintmax_t>(p.frames) *
+                                 body_surface(body).vertices.size() * 3 * sizeof(float);
+    std::printf(
+        "would simulate %d frames of a \"%s\" motion (%s) and write %s (%s of frame arrays "
+        "before compression)\n",
+        p.frames, p.motion.kind.c_str(), p.dynamic ? "targets and ground truth" : "targets only",
+        out.c_str(), app::byte_text(bytes).c_str());
     return;
   }
   // Every frame is solved twice: its quasistatic target, then (after all targets) its dynamic
@@ -488,9 +498,7 @@ void run_simulate(app::Context& ctx) {
   const auto tick = [&](std::size_t done, std::size_t) {
     if (done > progress.done()) progress.tick(done - progress.done());
   };
-  const auto r = c.mesh.file.empty()
-                     ? simulate_flesh(p, tick)
-                     : simulate_body(skinned_mesh_body(c.mesh, p, c.motion_file.start), p, tick);
+  const auto r = simulate_body(body, p, tick);
   progress.finish();
   spdlog::info("simulated {} tet vertices, {} tets, {} pinned; {} surface vertices", r.tet_vertices,
                r.tets, r.pinned, r.rest.rows());

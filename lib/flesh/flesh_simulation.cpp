@@ -289,6 +289,37 @@ class NewtonSolver : public BodySolver {
 
 }  // namespace
 
+BodySurface body_surface(const FleshBody& body) {
+  // The body's own surface (its vertices in index order), else the tet mesh's boundary (its
+  // vertices in the order the boundary first meets them).
+  const Eigen::Index V = body.mesh.vertices.rows();
+  const bool own = body.surface.rows() > 0;
+  const Triangles boundary = own ? body.surface : boundary_triangles(body.mesh.tets);
+  std::vector<int> index(static_cast<std::size_t>(V), -1);
+  BodySurface out;
+  const auto add = [&](Eigen::Index v) {
+    index[static_cast<std::size_t>(v)] = static_cast<int>(out.vertices.size());
+    out.vertices.push_back(v);
+  };
+  if (own) {
+    DATADYN_CHECK(boundary.minCoeff() >= 0 && boundary.maxCoeff() < V);
+    std::vector<bool> used(static_cast<std::size_t>(V), false);
+    for (Eigen::Index t = 0; t < boundary.rows(); ++t)
+      for (int c = 0; c < 3; ++c) used[static_cast<std::size_t>(boundary(t, c))] = true;
+    for (Eigen::Index v = 0; v < V; ++v)
+      if (used[static_cast<std::size_t>(v)]) add(v);
+  } else {
+    for (Eigen::Index t = 0; t < boundary.rows(); ++t)
+      for (int c = 0; c < 3; ++c)
+        if (index[static_cast<std::size_t>(boundary(t, c))] < 0) add(boundary(t, c));
+  }
+  out.triangles.resize(boundary.rows(), 3);
+  for (Eigen::Index t = 0; t < boundary.rows(); ++t)
+    for (int c = 0; c < 3; ++c)
+      out.triangles(t, c) = index[static_cast<std::size_t>(boundary(t, c))];
+  return out;
+}
+
 FleshSimulationResult simulate_body(const FleshBody& body, const FleshSimulationParams& p,
                                     const ProgressCallback& progress) {
   DATADYN_CHECK_GE(p.frames, 3);
@@ -300,44 +331,17 @@ FleshSimulationResult simulate_body(const FleshBody& body, const FleshSimulation
   const int pinned_count = static_cast<int>(std::count(pinned.begin(), pinned.end(), true));
   if (pinned_count == 0) throw RunError("flesh simulation: no vertex follows the bones");
 
-  // Surface vertices and triangles renumbered to them: the body's own surface (its vertices in
-  // index order), else the tet mesh's boundary.
-  const bool own = body.surface.rows() > 0;
-  const Triangles boundary = own ? body.surface : boundary_triangles(mesh.tets);
-  std::vector<int> surface_index(static_cast<std::size_t>(V), -1);
-  std::vector<Eigen::Index> surface;
-  if (own) {
-    DATADYN_CHECK(boundary.minCoeff() >= 0 && boundary.maxCoeff() < V);
-    for (Eigen::Index t = 0; t < boundary.rows(); ++t)
-      for (int c = 0; c < 3; ++c) surface_index[static_cast<std::size_t>(boundary(t, c))] = 0;
-    for (Eigen::Index v = 0; v < V; ++v)
-      if (surface_index[static_cast<std::size_t>(v)] == 0) {
-        surface_index[static_cast<std::size_t>(v)] = static_cast<int>(surface.size());
-        surface.push_back(v);
-      }
-  } else {
-    for (Eigen::Index t = 0; t < boundary.rows(); ++t)
-      for (int c = 0; c < 3; ++c) {
-        const int v = boundary(t, c);
-        if (surface_index[static_cast<std::size_t>(v)] < 0) {
-          surface_index[static_cast<std::size_t>(v)] = static_cast<int>(surface.size());
-          surface.push_back(v);
-        }
-      }
-  }
+  const BodySurface surface = body_surface(body);
   FleshSimulationResult out;
-  if (own) out.uv = body.surface_uv;
+  if (body.surface.rows() > 0) out.uv = body.surface_uv;
   out.tet_vertices = static_cast<int>(V);
   out.tets = static_cast<int>(mesh.tets.rows());
   out.pinned = pinned_count;
-  out.triangles.resize(boundary.rows(), 3);
-  for (Eigen::Index t = 0; t < boundary.rows(); ++t)
-    for (int c = 0; c < 3; ++c)
-      out.triangles(t, c) = surface_index[static_cast<std::size_t>(boundary(t, c))];
+  out.triangles = surface.triangles;
   const auto gather = [&](const RowMatrix& x) {
-    Points3 s(static_cast<Eigen::Index>(surface.size()), 3);
-    for (std::size_t i = 0; i < surface.size(); ++i)
-      s.row(static_cast<Eigen::Index>(i)) = x.row(surface[i]);
+    Points3 s(static_cast<Eigen::Index>(surface.vertices.size()), 3);
+    for (std::size_t i = 0; i < surface.vertices.size(); ++i)
+      s.row(static_cast<Eigen::Index>(i)) = x.row(surface.vertices[i]);
     return s;
   };
   out.rest = gather(mesh.vertices);
@@ -412,10 +416,7 @@ FleshSimulationResult simulate_body(const FleshBody& body, const FleshSimulation
   return out;
 }
 
-FleshSimulationResult simulate_flesh(const FleshSimulationParams& p,
-                                     const ProgressCallback& progress) {
-  DATADYN_CHECK_GE(p.frames, 3);
-  DATADYN_CHECK(p.frame_rate > 0 && p.substeps >= 1);
+FleshBody cylinder_body(const FleshSimulationParams& p) {
   const double height = std::accumulate(p.chain.lengths.begin(), p.chain.lengths.end(), 0.0);
   CylinderLatticeSpec spec;
   spec.radius = p.radius;
@@ -424,32 +425,35 @@ FleshSimulationResult simulate_flesh(const FleshSimulationParams& p,
   spec.segments = p.segments;
   spec.layers = p.layers;
   spec.base = p.chain.base;
-  const TetMesh mesh = cylinder_lattice(spec);
-  const Eigen::Index V = mesh.vertices.rows();
-
-  std::vector<bool> pinned(static_cast<std::size_t>(V), false);
+  FleshBody body;
+  body.mesh = cylinder_lattice(spec);
+  const Points3& rest = body.mesh.vertices;
+  const Eigen::Index V = rest.rows();
+  body.pinned.assign(static_cast<std::size_t>(V), false);
   int pinned_count = 0;
   for (Eigen::Index v = 0; v < V; ++v) {
-    const double r =
-        std::hypot(mesh.vertices(v, 0) - p.chain.base.x(), mesh.vertices(v, 2) - p.chain.base.z());
+    const double r = std::hypot(rest(v, 0) - p.chain.base.x(), rest(v, 2) - p.chain.base.z());
     if (r <= p.pin_radius + 1e-12) {
-      pinned[static_cast<std::size_t>(v)] = true;
+      body.pinned[static_cast<std::size_t>(v)] = true;
       ++pinned_count;
     }
   }
   if (pinned_count == 0) throw RunError("flesh simulation: pin_radius pins no vertex");
-
-  FleshBody body;
-  body.mesh = mesh;
-  body.pinned = pinned;
-  const Eigen::MatrixXd weights = chain_weights(p.chain, mesh.vertices);
-  body.skin = [&p, &mesh, weights](double t) -> Points3 {
-    const auto S = skinning_transforms(p.chain, chain_pose(p.chain, p.motion, t));
-    return p.skinning == SkinningMethod::LinearBlend
-               ? linear_blend_skinning(mesh.vertices, weights, S)
-               : dual_quaternion_skinning(mesh.vertices, weights, S);
+  // The skin keeps its own copies: the body outlives the caller's params.
+  body.skin = [chain = p.chain, motion = p.motion, skinning = p.skinning, rest,
+               weights = chain_weights(p.chain, rest)](double t) -> Points3 {
+    const auto S = skinning_transforms(chain, chain_pose(chain, motion, t));
+    return skinning == SkinningMethod::LinearBlend ? linear_blend_skinning(rest, weights, S)
+                                                   : dual_quaternion_skinning(rest, weights, S);
   };
-  return simulate_body(body, p, progress);
+  return body;
+}
+
+FleshSimulationResult simulate_flesh(const FleshSimulationParams& p,
+                                     const ProgressCallback& progress) {
+  DATADYN_CHECK_GE(p.frames, 3);
+  DATADYN_CHECK(p.frame_rate > 0 && p.substeps >= 1);
+  return simulate_body(cylinder_body(p), p, progress);
 }
 
 }  // namespace datadyn::flesh

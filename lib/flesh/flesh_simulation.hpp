@@ -76,13 +76,28 @@ struct FleshBody {
   FaceVaryingUv surface_uv;
 };
 
+/// The surface a simulation writes: its vertices (mesh vertex ids, in the order written) and
+/// its triangles, indexing them.
+struct BodySurface {
+  std::vector<Eigen::Index> vertices;
+  Triangles triangles;
+};
+/// body.surface with its vertices in index order, else the tet mesh's boundary with its vertices
+/// in the order the boundary first meets them.
+BodySurface body_surface(const FleshBody& body);
+
 /// Backward Euler and the quasistatic solve of every frame for any body (the material, solver
 /// and frame settings of `params`; its body, bones and motion fields are not used).
 /// @throws RunError if no vertex is pinned or a state stops being finite.
 FleshSimulationResult simulate_body(const FleshBody& body, const FleshSimulationParams& params,
                                     const ProgressCallback& progress = {});
 
-/// The cylinder around the bone chain of `params`, simulated by simulate_body.
+/// The cylinder around the bone chain of `params` as a body: the lattice of its radius, rings,
+/// segments and layers, the vertices within pin_radius of the axis pinned, skinned to the chain
+/// with its motion. @throws RunError if pin_radius pins no vertex.
+FleshBody cylinder_body(const FleshSimulationParams& params);
+
+/// cylinder_body(params), simulated by simulate_body.
 /// Runs the simulation; `progress` is called once per frame of the quasistatic pass, then once
 /// per frame of the dynamic pass (2 x frames units in all). The dynamic state starts in the
 /// frame-0 equilibrium with the targets' velocity (x̂^1 - x̂^0)/Δt, the state the springs start

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/config.hpp"
 #include "core/types.hpp"
 #include "flesh/skin_loader_io.hpp"
 #include "flesh/spring_integrator.hpp"
@@ -1376,4 +1377,31 @@ TEST_CASE("spring-fit: a check across keys names the --set that broke it") {
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("--set motion.kind: /body/mesh: expected a rigged mesh file") !=
         std::string::npos);
+}
+
+TEST_CASE("spring-fit: simulate's dry run states the size of the frames it would write") {
+  // For a farm job's disk request: the skinned, quasistatic and dynamic sequences' float32
+  // surface positions, every frame, as the run then writes them; targets only, two of them.
+  TempDir dir;
+  for (const std::string dynamic : {"true", "false"}) {
+    INFO("solver.dynamic=" << dynamic);
+    const std::string command = kSpringFit + " simulate" + kSmall +
+                                " --set solver.dynamic=" + dynamic + " -o " +
+                                (dir / (dynamic + ".h5")).string();
+    const auto dry = run_command(command + " --dry-run");
+    REQUIRE(dry.exit_code == 0);
+    CHECK_FALSE(std::filesystem::exists(dir / (dynamic + ".h5")));
+    REQUIRE(run_command(command).exit_code == 0);
+    const datadyn::io::CacheReader cache(dir / (dynamic + ".h5"));
+    std::uintmax_t bytes = 0;
+    for (const auto& name : cache.sequence_names()) {
+      std::uintmax_t n = sizeof(float);
+      for (const auto d : cache.sequence(name).shape("points/position")) n *= d;
+      bytes += n;
+    }
+    CHECK(cache.sequence_names().size() == (dynamic == "true" ? 3u : 2u));
+    INFO(dry.out);
+    CHECK(dry.out.find("(" + datadyn::app::byte_text(bytes) +
+                       " of frame arrays before compression)") != std::string::npos);
+  }
 }
