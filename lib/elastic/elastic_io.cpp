@@ -675,8 +675,19 @@ SimulationReport simulate_to_cache(Scene& scene, const SceneConfig& config,
     Points3 rest_surface;
     embedded_positions(b.render, b.rest, rest_surface);
     s.write_static("rest/position", io::view(rest_surface));
-    s.write_static("topology/triangles", io::view(b.render.triangles));
-    io::write_face_uv(s, b.render.uv);
+    // A mixed mesh: triangles, quads or both (docs/cache-format.md), each with its corners'
+    // texture coordinates when the render mesh has them.
+    const Embedding& r = b.render;
+    const bool textured = r.uv.coordinates.rows() > 0;
+    if (textured) s.write_static("uv/coordinates", io::view(r.uv.coordinates));
+    if (r.triangles.rows() > 0 || r.quads.rows() == 0) {
+      s.write_static("topology/triangles", io::view(r.triangles));
+      if (textured) s.write_static("uv/triangles", io::view(r.uv.corners));
+    }
+    if (r.quads.rows() > 0) {
+      s.write_static("topology/quads", io::view(r.quads));
+      if (textured) s.write_static("uv/quads", io::view(r.uv_quads));
+    }
     s.set_attribute("source", std::string(bc.render.type == "obj" ? "embedded" : "boundary"));
     s.set_attribute("particles", b.name + "_particles");
     surface[bi] = &s;

@@ -88,7 +88,7 @@ struct PinConfig {
 
 struct RenderConfig {
   std::string type = "boundary";  ///< boundary | obj
-  std::string file;               ///< obj: a triangle mesh in the body frame
+  std::string file;               ///< obj: a polygon mesh in the body frame
   double scale = 1.0;             ///< factor applied to the OBJ's coordinates
 };
 

@@ -23,6 +23,57 @@ Eigen::Vector4d barycentric(const Eigen::Vector3d& p, const Eigen::Vector3d& x0,
   return {1.0 - l.sum(), l(0), l(1), l(2)};
 }
 
+/// Puts the file's four-corner faces (surface.polygons, whose faces the loader cut into n - 2
+/// triangles each, in order) back whole into e.quads, wound as their triangles are (the file's,
+/// or turned outward with them); every other face keeps its triangles. A quad with a corner
+/// twice stays two triangles.
+void keep_quads(const SurfaceMesh& surface, Embedding& e) {
+  const Triangles& tri = surface.triangles;
+  Eigen::Index expected = 0;
+  for (const int n : surface.polygons.sizes) expected += n - 2;
+  if (surface.polygons.sizes.empty() || expected != tri.rows()) return;
+  const bool textured = !surface.uv.empty();
+  std::vector<int> tris, tri_uv, quads, quad_uv;
+  Eigen::Index t = 0;
+  const int* c = surface.polygons.corners.data();
+  for (const int n : surface.polygons.sizes) {
+    const bool quad = n == 4 && c[0] != c[1] && c[0] != c[2] && c[0] != c[3] && c[1] != c[2] &&
+                      c[1] != c[3] && c[2] != c[3];
+    if (quad) {
+      // The first triangle's corners in the quad's cyclic order: ascending, the file's winding.
+      const auto at = [&](int v) { return static_cast<int>(std::find(c, c + 4, v) - c); };
+      const int a = at(tri(t, 0));
+      const bool forward = (at(tri(t, 1)) - a + 4) % 4 < (at(tri(t, 2)) - a + 4) % 4;
+      const int order[2][4] = {{0, 3, 2, 1}, {0, 1, 2, 3}};
+      for (const int k : order[forward]) {
+        quads.push_back(c[k]);
+        if (!textured) continue;
+        // The corner's coordinate: where either triangle has that vertex.
+        const Eigen::Index u = tri.row(t).cwiseEqual(c[k]).any() ? t : t + 1;
+        for (int j = 0; j < 3; ++j)
+          if (tri(u, j) == c[k]) quad_uv.push_back(surface.uv.corners(u, j));
+      }
+    } else {
+      for (Eigen::Index k = t; k < t + n - 2; ++k)
+        for (int j = 0; j < 3; ++j) {
+          tris.push_back(tri(k, j));
+          if (textured) tri_uv.push_back(surface.uv.corners(k, j));
+        }
+    }
+    t += n - 2;
+    c += n;
+  }
+  const auto rows = [](const std::vector<int>& v, int w) {
+    return static_cast<Eigen::Index>(v.size()) / w;
+  };
+  e.triangles = Eigen::Map<const Triangles>(tris.data(), rows(tris, 3), 3);
+  e.quads = Eigen::Map<const Quads>(quads.data(), rows(quads, 4), 4);
+  if (textured) {
+    e.uv.corners = Eigen::Map<const Triangles>(tri_uv.data(), rows(tri_uv, 3), 3);
+    e.uv_quads = Eigen::Map<const Quads>(quad_uv.data(), rows(quad_uv, 4), 4);
+  }
+}
+
 }  // namespace
 
 Embedding embed_surface(const TetMesh& mesh, const SurfaceMesh& surface) {
@@ -45,6 +96,7 @@ Embedding embed_surface(const TetMesh& mesh, const SurfaceMesh& surface) {
   e.weights.resize(static_cast<Eigen::Index>(nv), 4);
   e.triangles = surface.triangles;
   e.uv = surface.uv;
+  keep_quads(surface, e);
   std::vector<double> outside(nv, 0.0);
   parallel_for(nv, 64, [&](std::size_t begin, std::size_t end) {
     for (std::size_t v = begin; v < end; ++v) {

@@ -19,11 +19,17 @@ struct Embedding {
   Eigen::Matrix<int, Eigen::Dynamic, 4, Eigen::RowMajor> particles;
   /// #R by 4 weights per render vertex, summing to 1 (negative for a vertex outside its tet).
   Eigen::Matrix<double, Eigen::Dynamic, 4, Eigen::RowMajor> weights;
-  /// #T by 3 triangles of the render mesh, indexing render vertices.
+  /// #T by 3 triangles of the render mesh, indexing render vertices: its faces cut into
+  /// triangles, but for those kept in `quads`.
   Triangles triangles;
+  /// #Q by 4 quads of the render mesh: the four-corner faces of its file, whole, as a
+  /// subdivision surface needs them, wound as their triangles are.
+  Quads quads;
   /// The render mesh's texture coordinates per triangle corner (carried to the exported surface),
-  /// or empty.
+  /// or no corners.
   FaceVaryingUv uv;
+  /// #Q by 4 rows of uv.coordinates per quad corner, or no rows.
+  Quads uv_quads;
   /// Largest distance (metres) from a render vertex to the point of its tet with the clamped
   /// barycentric coordinates (0 when every vertex is inside a tet); at least the vertex's
   /// distance to the tet mesh.
@@ -35,7 +41,8 @@ struct Embedding {
 /// extrapolating linearly. Cost: #R times the tets whose bounding box holds the vertex (all
 /// tets for a vertex outside the mesh).
 /// @param mesh rest tets (metres), positively oriented.
-/// @param surface render mesh in the same frame (metres).
+/// @param surface render mesh in the same frame (metres). The four-corner faces of its file
+///   (surface.polygons) become the embedding's quads, the rest its triangles.
 Embedding embed_surface(const TetMesh& mesh, const SurfaceMesh& surface);
 
 /// The boundary of the tet mesh as an embedding: one render vertex per particle on the boundary

@@ -652,60 +652,103 @@ TEST_CASE("sm-example-sim: a frame past the scene's last exits 2 naming it, and 
 }
 
 TEST_CASE(
-    "sm-example-sim: the render mesh's texture coordinates reach the exported OBJ, seams kept") {
-  TempDir dir;
+    "sm-example-sim: the render mesh's quads and texture coordinates reach the exported OBJ, "
+    "seams kept") {
   // A box inside the cylinder lattice, each face its own texture island (24 texture coordinates
-  // on 8 vertices: every vertex is on a seam), written as quads.
-  {
-    std::ofstream obj(dir / "box.obj");
-    for (int k = 0; k < 8; ++k)
-      obj << "v " << (k & 1 ? 0.15 : -0.15) << ' ' << (k & 2 ? 0.65 : 0.35) << ' '
-          << (k & 4 ? 0.15 : -0.15) << '\n';
+  // on 8 vertices: every vertex is on a seam), written as quads: as the artist gave them, wound
+  // inward (turned outward), and with one quad cut into two triangles (a mixed mesh). A
+  // subdivision surface needs the quads: they were written as two triangles each.
+  struct Case {
+    const char* name;
+    bool inward, cut_first;
+  };
+  for (const Case& c :
+       {Case{"outward", false, false}, Case{"inward", true, false}, Case{"mixed", false, true}}) {
+    INFO(c.name);
+    TempDir dir;
     const int faces[6][4] = {{0, 1, 3, 2}, {4, 6, 7, 5}, {0, 4, 5, 1},
                              {2, 3, 7, 6}, {0, 2, 6, 4}, {1, 5, 7, 3}};
-    for (int f = 0; f < 6; ++f)
-      for (const auto& [u, v] : {std::pair{0.0, 0.0}, {1.0, 0.0}, {1.0, 1.0}, {0.0, 1.0}})
-        obj << "vt " << (f + u) / 6.0 << ' ' << v << '\n';
-    // The corners in reverse: counter-clockwise seen from outside.
-    for (int f = 0; f < 6; ++f) {
-      obj << 'f';
-      for (int c = 3; c >= 0; --c) obj << ' ' << faces[f][c] + 1 << '/' << 4 * f + c + 1;
-      obj << '\n';
+    {
+      std::ofstream obj(dir / "box.obj");
+      for (int k = 0; k < 8; ++k)
+        obj << "v " << (k & 1 ? 0.15 : -0.15) << ' ' << (k & 2 ? 0.65 : 0.35) << ' '
+            << (k & 4 ? 0.15 : -0.15) << '\n';
+      for (int f = 0; f < 6; ++f)
+        for (const auto& [u, v] : {std::pair{0.0, 0.0}, {1.0, 0.0}, {1.0, 1.0}, {0.0, 1.0}})
+          obj << "vt " << (f + u) / 6.0 << ' ' << v << '\n';
+      // The corners in reverse: counter-clockwise seen from outside.
+      const auto corner = [&](int f, int k) {
+        return std::to_string(faces[f][k] + 1) + '/' + std::to_string(4 * f + k + 1);
+      };
+      for (int f = 0; f < 6; ++f) {
+        std::vector<int> order{3, 2, 1, 0};
+        if (c.inward) order = {0, 1, 2, 3};
+        if (c.cut_first && f == 0) {
+          obj << "f " << corner(f, 3) << ' ' << corner(f, 2) << ' ' << corner(f, 1) << '\n'
+              << "f " << corner(f, 3) << ' ' << corner(f, 1) << ' ' << corner(f, 0) << '\n';
+          continue;
+        }
+        obj << 'f';
+        for (const int k : order) obj << ' ' << corner(f, k);
+        obj << '\n';
+      }
     }
-  }
-  std::ofstream(dir / "box.json") << R"({"frames": 3, "bodies": [{"name": "box",
-            "mesh": {"type": "cylinder", "radius": 0.25, "height": 1.0, "rings": 2,
-                     "segments": 12, "layers": 8},
-            "render": {"type": "obj", "file": "box.obj"}}]})";
-  auto r = run_command(kSim + " -q -c " + (dir / "box.json").string() + " -o " +
-                       (dir / "box.h5").string());
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
-  r = run_command(std::string(DATADYN_BIN_DIR) + "/mesh-export -q -i " + (dir / "box.h5").string() +
-                  " --sequence box -o " + (dir / "box.####.obj").string());
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
-  // Each exported corner has the texture coordinate the artist's file gave it (the shortest
-  // float32 text; the file's values are at most 1, where float32 rounds by 6e-8).
-  const auto in = datadyn::test::read_obj(dir / "box.obj");
-  const auto out = datadyn::test::read_obj(dir / "box.0003.obj");
-  REQUIRE(out.f.size() == 12);  // the quads as two triangles each
-  // Outward faces (the test's own file, and the export keeps its winding): positive volume.
-  double volume = 0;
-  for (const auto& f : out.f) volume += out.v[f[0]].dot(out.v[f[1]].cross(out.v[f[2]])) / 6;
-  CHECK(volume > 0);
-  REQUIRE(out.ft.size() == 12);
-  for (std::size_t t = 0; t < 12; ++t) {
-    const std::size_t quad = t / 2;
-    const int corners[2][3] = {{0, 1, 2}, {0, 2, 3}};
-    for (int c = 0; c < 3; ++c) {
-      const int qc = corners[t % 2][c];
-      CHECK(out.f[t][c] == in.f[quad][qc]);
-      CHECK((out.vt.at(out.ft[t][c]) - in.vt.at(in.ft[quad][qc])).cwiseAbs().maxCoeff() < 1e-7);
+    std::ofstream(dir / "box.json") << R"({"frames": 3, "bodies": [{"name": "box",
+              "mesh": {"type": "cylinder", "radius": 0.25, "height": 1.0, "rings": 2,
+                       "segments": 12, "layers": 8},
+              "render": {"type": "obj", "file": "box.obj"}}]})";
+    auto r = run_command(kSim + " -q -c " + (dir / "box.json").string() + " -o " +
+                         (dir / "box.h5").string());
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    {
+      const auto seq = datadyn::io::CacheReader(dir / "box.h5").sequence("box");
+      CHECK(seq.topology("quads").rows() == (c.cut_first ? 5 : 6));
+      CHECK(seq.has("topology/triangles") == c.cut_first);
     }
+    r = run_command(std::string(DATADYN_BIN_DIR) + "/mesh-export -q -i " +
+                    (dir / "box.h5").string() + " --sequence box -o " +
+                    (dir / "box.####.obj").string());
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const auto in = datadyn::test::read_obj(dir / "box.obj");
+    const auto out = datadyn::test::read_obj(dir / "box.0003.obj");
+    REQUIRE(in.vt.size() == 24);
+    REQUIRE(out.f.size() == (c.cut_first ? 7u : 6u));
+    REQUIRE(out.ft.size() == out.f.size());
+    // Outward faces (the file's, or turned outward): positive volume, each face fanned.
+    double volume = 0;
+    for (const auto& f : out.f)
+      for (std::size_t k = 1; k + 1 < f.size(); ++k)
+        volume += out.v[f[0]].dot(out.v[f[k]].cross(out.v[f[k + 1]])) / 6;
+    CHECK(volume > 0);
+    // Each exported face is one of the box's, its corners counter-clockwise from outside (the
+    // reverse of `faces`) from some corner on, and each corner has the texture coordinate the
+    // file gave it (the shortest float32 text; the values are at most 1, where float32 rounds
+    // by 6e-8).
+    for (std::size_t e = 0; e < out.f.size(); ++e) {
+      const auto& f = out.f[e];
+      int box = -1;
+      for (int b = 0; b < 6; ++b)
+        if (std::count(faces[b], faces[b] + 4, f[0]) && std::count(faces[b], faces[b] + 4, f[1]) &&
+            std::count(faces[b], faces[b] + 4, f[2]))
+          box = b;
+      REQUIRE(box >= 0);
+      for (std::size_t k = 0; k < f.size(); ++k) {
+        const int at = static_cast<int>(std::find(faces[box], faces[box] + 4, f[k]) - faces[box]);
+        REQUIRE(at < 4);
+        if (f.size() == 4) {
+          const int next =
+              static_cast<int>(std::find(faces[box], faces[box] + 4, f[(k + 1) % 4]) - faces[box]);
+          CHECK(next == (at + 3) % 4);
+        }
+        // vt 4 box + at of the file is corner `at` of face `box`.
+        CHECK((out.vt.at(out.ft[e][k]) - in.vt.at(4 * box + at)).cwiseAbs().maxCoeff() < 1e-7);
+      }
+    }
+    // The body moved (fell) between the frames while its texture stayed.
+    CHECK((out.v[0] - datadyn::test::read_obj(dir / "box.0001.obj").v[0]).norm() > 1e-3);
   }
-  // The body moved (fell) between the frames while its texture stayed.
-  CHECK((out.v[0] - datadyn::test::read_obj(dir / "box.0001.obj").v[0]).norm() > 1e-3);
 }
 
 TEST_CASE("sm-example-sim: an open OBJ body names the file and the hole, not a function") {
