@@ -8,6 +8,8 @@
 #include <iterator>
 #include <map>
 #include <mutex>
+#include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -57,19 +59,84 @@ void rename_into_place(Held& h) {
     throw IoError(h.name + ": cannot rename the finished file into place: " + why);
   }
   h.registration = {};
-  note_committed(h.path);
 }
 
-/// Renames `files` in order. At a failure the files not yet tried stay in `files`; the one that
-/// failed leaves with its temporary removed (a retry would fail on the missing file and sink a
-/// run that had caught the first failure, as wave-edit does for its features cache).
+/// A file of a group renamed into place, and what its name held before: a hard link to the
+/// earlier file (`<path>.old-<pid>`) to put back if a later file of the group fails, none if the
+/// name was free, or none that can be put back (a file system without hard links).
+struct Renamed {
+  std::filesystem::path path, backup;
+  bool was_free = false;
+  TemporaryRegistration registration;  // the backup's, while it exists
+};
+
+/// Keeps what `path` holds under a second name, for rename_all to put back.
+Renamed keep_earlier(const std::filesystem::path& path) {
+  Renamed r{path, {}, false, {}};
+  std::error_code ec;
+  const auto status = std::filesystem::symlink_status(path, ec);
+  if (ec || !std::filesystem::exists(status)) {
+    r.was_free = true;
+    return r;
+  }
+  std::filesystem::path backup = path;
+  backup += ".old-" + std::to_string(::getpid());
+  std::filesystem::remove(backup, ec);
+  // link(2) names the file itself, a symbolic link included, without copying it.
+  if (::link(path.c_str(), backup.c_str()) == 0) {
+    r.backup = std::move(backup);
+    r.registration = TemporaryRegistration(r.backup);
+  }
+  return r;
+}
+
+/// Renames `files` in order, all or none: a file that cannot take its name (an existing
+/// directory is found before any is renamed; a failed rename or a stop signal as it comes) puts
+/// the group's earlier files back as they were, the earlier version where there was one. At a
+/// failure the files not yet tried stay in `files`; those tried leave it, the failed one with its
+/// temporary removed (a retry would fail on the missing file and sink a run that had caught the
+/// first failure, as wave-edit does for its features cache).
 void rename_all(std::vector<Held>& files) {
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(files[i].path, ec)) {
+      const Held failed = std::move(files[i]);
+      files.erase(files.begin() + static_cast<std::ptrdiff_t>(i));
+      std::filesystem::remove(failed.tmp, ec);
+      throw IoError(failed.name + ": cannot rename the finished file into place: " +
+                    std::make_error_code(std::errc::is_a_directory).message());
+    }
+  }
+  std::vector<Renamed> renamed;
   std::size_t tried = 0;
   try {
-    while (tried < files.size()) rename_into_place(files[tried++]);
+    while (tried < files.size()) {
+      Held& h = files[tried++];
+      Renamed r = keep_earlier(h.path);
+      try {
+        rename_into_place(h);
+      } catch (...) {
+        std::error_code ec;  // the earlier file kept its name: its second one goes
+        if (!r.backup.empty()) std::filesystem::remove(r.backup, ec);
+        throw;
+      }
+      renamed.push_back(std::move(r));
+    }
   } catch (...) {
+    std::error_code ec;
+    for (auto r = renamed.rbegin(); r != renamed.rend(); ++r) {
+      if (!r->backup.empty())
+        std::filesystem::rename(r->backup, r->path, ec);
+      else if (r->was_free)
+        std::filesystem::remove(r->path, ec);
+    }
     files.erase(files.begin(), files.begin() + static_cast<std::ptrdiff_t>(tried));
     throw;
+  }
+  for (Renamed& r : renamed) {
+    std::error_code ec;
+    if (!r.backup.empty()) std::filesystem::remove(r.backup, ec);
+    note_committed(r.path);
   }
   files.clear();
 }
@@ -131,6 +198,7 @@ void put_in_place(const std::filesystem::path& tmp, const std::filesystem::path&
     }
   }
   rename_into_place(file);
+  note_committed(path);
 }
 
 std::filesystem::path temporary_path_for(const std::filesystem::path& path) {

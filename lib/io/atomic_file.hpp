@@ -68,9 +68,10 @@ class HeldCommits {
   ~HeldCommits();
   HeldCommits(const HeldCommits&) = delete;
   HeldCommits& operator=(const HeldCommits&) = delete;
-  /// Renames the held files into place (or hands them to the enclosing scope). Throws IoError
-  /// naming the first that cannot be renamed (or RunError after a stop signal); those not yet
-  /// renamed are removed with the scope.
+  /// Renames the held files into place (or hands them to the enclosing scope), all or none.
+  /// Throws IoError naming the first that cannot be renamed (or RunError after a stop signal),
+  /// with those renamed before it put back (the earlier files kept under a hard link until the
+  /// last is in place); those not yet renamed are removed with the scope.
   void commit();
 
  private:

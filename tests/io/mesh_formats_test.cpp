@@ -730,6 +730,49 @@ TEST_CASE("same_file: relative names of a file not yet written compare equal") {
   CHECK_FALSE(same_file("y.h5", "sub/y.h5"));
 }
 
+TEST_CASE("held commits: a group whose file cannot take its name puts the earlier ones back") {
+  // The files of a run were renamed one by one: a failure at the second left the first new and
+  // the second old, the mix HeldCommits is there to prevent.
+  TempDir dir;
+  const auto write = [&](const std::string& name, const std::string& text) {
+    AtomicFile f(dir / name);
+    f.write(text);
+    f.commit();
+  };
+  write("a.txt", "old a");
+  take_committed();
+  for (const bool directory : {true, false}) {
+    CAPTURE(directory);
+    {
+      HeldCommits held;
+      write("a.txt", "new a");  // replaces a file
+      write("n.txt", "new n");  // takes a free name
+      write("b.txt", "new b");
+      if (directory)  // found before any file is renamed
+        std::filesystem::create_directories(dir / "b.txt" / "inside");
+      else  // found only as its rename fails, after the other two were renamed
+        std::filesystem::remove(temporary_path_for(dir / "b.txt"));
+      CHECK_THROWS_WITH_AS(held.commit(), doctest::Contains("b.txt"), IoError);
+    }
+    CHECK(test::file_bytes(dir / "a.txt") == "old a");
+    CHECK_FALSE(std::filesystem::exists(dir / "n.txt"));
+    CHECK(take_committed().empty());  // the closing line names none of them
+    // Nothing else is left: no temporary, no second name of the old a.txt.
+    CHECK(files_in(dir.path()) == (directory ? 2 : 1));
+    std::filesystem::remove_all(dir / "b.txt");
+  }
+  {
+    HeldCommits held;
+    write("a.txt", "new a");
+    write("n.txt", "new n");
+    held.commit();
+  }
+  CHECK(test::file_bytes(dir / "a.txt") == "new a");
+  CHECK(test::file_bytes(dir / "n.txt") == "new n");
+  CHECK(take_committed() == std::vector<std::filesystem::path>{dir / "a.txt", dir / "n.txt"});
+  CHECK(files_in(dir.path()) == 2);
+}
+
 TEST_CASE("held commits: a rename that failed and was caught is not tried again") {
   // wave-edit stores its features cache with commit_held_files and goes on when that fails;
   // the failed file stayed held, and the run's own commit failed on its missing temporary.
