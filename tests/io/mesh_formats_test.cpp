@@ -42,6 +42,13 @@ PolygonMesh random_mesh(int n, int t, int q, unsigned seed) {
   return m;
 }
 
+/// `text` written to `path` through an AtomicFile (held while a HeldCommits exists).
+void write_atomic(const std::filesystem::path& path, const std::string& text) {
+  AtomicFile f(path);
+  f.write(text);
+  f.commit();
+}
+
 std::size_t files_in(const std::filesystem::path& dir) {
   return static_cast<std::size_t>(std::distance(std::filesystem::directory_iterator(dir), {}));
 }
@@ -621,9 +628,7 @@ TEST_CASE("atomic file: nothing under the real name until commit, and removed wh
 TEST_CASE("held commits: a scope's files take their names together, or not at all") {
   TempDir dir;
   const auto write = [&](const std::string& name, const std::string& text) {
-    AtomicFile f(dir / name);
-    f.write(text);
-    f.commit();
+    write_atomic(dir / name, text);
   };
   write("a.txt", "old a");
   write("b.h5.txt", "old b");
@@ -735,9 +740,7 @@ TEST_CASE("held commits: a group whose file cannot take its name puts the earlie
   // the second old, the mix HeldCommits is there to prevent.
   TempDir dir;
   const auto write = [&](const std::string& name, const std::string& text) {
-    AtomicFile f(dir / name);
-    f.write(text);
-    f.commit();
+    write_atomic(dir / name, text);
   };
   write("a.txt", "old a");
   take_committed();
