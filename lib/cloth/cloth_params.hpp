@@ -104,7 +104,9 @@ inline constexpr double kFlatPlateFriction = 0.0067;
 
 /// The paper's scenes as defaults for ClothParams: "curtain" (pinned along its top row, released
 /// tilted so it swings), "flag" (flag fabric pinned at its left column, in gusting wind),
-/// "collision" (falls flat onto a sphere, ground below). Returns false for an unknown name.
+/// "collision" (falls flat onto a sphere, ground below). The grid's origin follows nx, ny and
+/// spacing, and the flag's particle mass the spacing: set them first. Returns false for an
+/// unknown name.
 bool apply_scene_preset(const std::string& scene, ClothParams& params);
 /// The names apply_scene_preset knows.
 std::vector<std::string> scene_names();
