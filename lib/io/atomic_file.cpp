@@ -46,6 +46,11 @@ HeldFiles& held_files() {
   return h;
 }
 
+/// The error of a finished file that cannot take its name.
+IoError cannot_rename(const std::string& name, const std::string& why) {
+  return IoError(name + ": cannot rename the finished file into place: " + why);
+}
+
 /// Renames `h` into place. Throws IoError (RunError after a stop signal) with the temporary
 /// removed.
 void rename_into_place(Held& h) {
@@ -56,7 +61,7 @@ void rename_into_place(Held& h) {
   if (ec) {
     const std::string why = ec.message();
     std::filesystem::remove(h.tmp, ec);
-    throw IoError(h.name + ": cannot rename the finished file into place: " + why);
+    throw cannot_rename(h.name, why);
   }
   h.registration = {};
 }
@@ -103,8 +108,7 @@ void rename_all(std::vector<Held>& files) {
       const Held failed = std::move(files[i]);
       files.erase(files.begin() + static_cast<std::ptrdiff_t>(i));
       std::filesystem::remove(failed.tmp, ec);
-      throw IoError(failed.name + ": cannot rename the finished file into place: " +
-                    std::make_error_code(std::errc::is_a_directory).message());
+      throw cannot_rename(failed.name, std::make_error_code(std::errc::is_a_directory).message());
     }
   }
   std::vector<Renamed> renamed;

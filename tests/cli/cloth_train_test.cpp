@@ -20,6 +20,7 @@
 
 #include "core/types.hpp"
 #include "io/cache.hpp"
+#include "support/cache_bytes.hpp"
 #include "support/file_bytes.hpp"
 #include "support/h5_poke.hpp"
 #include "support/process.hpp"
@@ -1418,14 +1419,7 @@ TEST_CASE(
   // miniatures (factor 2) 5 x 5, 18,000 bytes; upscaled from those, the targets' 58,320 again.
   TempDir dir;
   const auto written = [](const std::filesystem::path& file) {
-    const datadyn::io::CacheReader cache(file);
-    std::uintmax_t bytes = 0;
-    for (const auto& name : cache.sequence_names()) {
-      std::uintmax_t n = sizeof(float);
-      for (const auto d : cache.sequence(name).shape("points/position")) n *= d;
-      bytes += n;
-    }
-    return bytes;
+    return datadyn::test::position_bytes(datadyn::io::CacheReader(file));
   };
   const std::string t = (dir / "t.h5").string(), m = (dir / "m.h5").string(),
                     u = (dir / "u.h5").string();

@@ -624,9 +624,7 @@ TEST_CASE("sm-example-sim: a dry run says what it would do, in words for one or 
     REQUIRE(run_command(kSim + " -q --frames 1-3 -o " + (run / "b.h5").string()).exit_code == 0);
     const datadyn::io::CacheReader cache(run / "b.h5");
     const auto elements = [](const datadyn::io::Shape& s) {
-      std::uintmax_t n = 1;
-      for (const auto d : s) n *= d;
-      return n;
+      return static_cast<std::uintmax_t>(datadyn::io::element_count(s));
     };
     const auto surface = cache.sequence("cuboid"), particles = cache.sequence("cuboid_particles");
     const std::uintmax_t written = 4 * (elements(surface.shape("points/position")) +

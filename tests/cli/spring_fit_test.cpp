@@ -18,6 +18,7 @@
 #include "flesh/skin_loader_io.hpp"
 #include "flesh/spring_integrator.hpp"
 #include "io/cache.hpp"
+#include "support/cache_bytes.hpp"
 #include "support/format_readers.hpp"
 #include "support/h5_poke.hpp"
 #include "support/process.hpp"
@@ -1393,12 +1394,7 @@ TEST_CASE("spring-fit: simulate's dry run states the size of the frames it would
     CHECK_FALSE(std::filesystem::exists(dir / (dynamic + ".h5")));
     REQUIRE(run_command(command).exit_code == 0);
     const datadyn::io::CacheReader cache(dir / (dynamic + ".h5"));
-    std::uintmax_t bytes = 0;
-    for (const auto& name : cache.sequence_names()) {
-      std::uintmax_t n = sizeof(float);
-      for (const auto d : cache.sequence(name).shape("points/position")) n *= d;
-      bytes += n;
-    }
+    const std::uintmax_t bytes = datadyn::test::position_bytes(cache);
     CHECK(cache.sequence_names().size() == (dynamic == "true" ? 3u : 2u));
     INFO(dry.out);
     CHECK(dry.out.find("(" + datadyn::app::byte_text(bytes) +
