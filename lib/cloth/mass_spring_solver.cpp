@@ -172,6 +172,10 @@ Points3 MassSpringSolver::external_forces() const {
   return p.force_scale * f;
 }
 
+bool MassSpringSolver::Contact::operator<(const Contact& o) const {
+  return std::pair{i, j} < std::pair{o.i, o.j};
+}
+
 std::vector<MassSpringSolver::Contact> MassSpringSolver::pairs_within(
     const Points3& x, const SelfCollision::Partners& near, double distance) const {
   std::vector<Contact> found;
@@ -183,9 +187,7 @@ std::vector<MassSpringSolver::Contact> MassSpringSolver::pairs_within(
       const int ra = particle_row_[i], rb = particle_row_[static_cast<std::size_t>(b)];
       if (ra >= 0 || rb >= 0) found.push_back({a, b, ra, rb});
     }
-  std::sort(found.begin(), found.end(), [](const Contact& l, const Contact& r) {
-    return std::pair{l.i, l.j} < std::pair{r.i, r.j};
-  });
+  std::sort(found.begin(), found.end());
   return found;
 }
 
@@ -193,11 +195,8 @@ const MassSpringSolver::ContactLdlt* MassSpringSolver::contact_system(
     const Points3& x, const SelfCollision::Partners& near) {
   const std::vector<Contact> touching = pairs_within(x, near, self_->thickness());
   if (touching.empty()) return nullptr;
-  const auto before = [](const Contact& l, const Contact& r) {
-    return std::pair{l.i, l.j} < std::pair{r.i, r.j};
-  };
   if (contact_factor_ &&
-      std::includes(contacts_.begin(), contacts_.end(), touching.begin(), touching.end(), before))
+      std::includes(contacts_.begin(), contacts_.end(), touching.begin(), touching.end()))
     return contact_factor_.get();
   contacts_ = pairs_within(x, near, kContactReach * self_->thickness());
   std::vector<Eigen::Triplet<double>> extra;

@@ -90,6 +90,7 @@ class MassSpringSolver {
   /// iterations: particles i and j, and their rows in the permuted system (-1: pinned).
   struct Contact {
     int i, j, ri, rj;
+    bool operator<(const Contact& o) const;  ///< by (i, j)
   };
   /// The tested pairs of `near` closer than `distance` in x, at least one of them free, in
   /// increasing (i, j).
