@@ -211,8 +211,8 @@ const MassSpringSolver::ContactLdlt* MassSpringSolver::contact_system(
   }
   Eigen::SparseMatrix<double> add(permuted_matrix_.rows(), permuted_matrix_.cols());
   add.setFromTriplets(extra.begin(), extra.end());
-  auto ldlt = std::make_shared<ContactLdlt>(permuted_matrix_ + add);
-  if (ldlt->info() != Eigen::Success)
+  auto ldlt = std::make_shared<ContactLdlt>();
+  if (!ldlt->compute(permuted_matrix_ + add))
     throw RunError("cloth: the system matrix with contact springs could not be factored");
   contact_factor_ = std::move(ldlt);
   return contact_factor_.get();

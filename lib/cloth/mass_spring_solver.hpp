@@ -25,12 +25,12 @@
 /// rest of its iterations, each by a contact spring: a projective-dynamics term
 /// w/2 |x_i - x_j - d|^2 whose local step d is x_i - x_j if the two are a thickness apart or more
 /// (no force) and that offset stretched to the thickness otherwise, its weight w = h^2 k_c in a
-/// copy of the global matrix factored for those pairs (Eigen's SimplicialLDLT) and kept for later
-/// steps while the touching pairs are among them (a spring without force changes only how fast
-/// the iterations converge, not their fixed point). Without it the separation alone moves particles
-/// by their masses against springs the solve knew nothing of: where the springs press a fold
-/// together it stretches them anew every step, and that work comes back as motion (a flying flag's
-/// energy went from 1.7 J to 131 J in 10 frames).
+/// copy of the global matrix factored for those pairs (ThreeColumnLdlt, as the matrix) and kept for
+/// later steps while the touching pairs are among them (a spring without force changes only how
+/// fast the iterations converge, not their fixed point). Without it the separation alone moves
+/// particles by their masses against springs the solve knew nothing of: where the springs press a
+/// fold together it stretches them anew every step, and that work comes back as motion (a flying
+/// flag's energy went from 1.7 J to 131 J in 10 frames).
 
 #include <memory>
 #include <optional>
@@ -38,7 +38,6 @@
 #include <vector>
 
 #include <Eigen/Core>
-#include <Eigen/SparseCholesky>
 #include <Eigen/SparseCore>
 
 #include "cloth/cloth_params.hpp"
@@ -97,8 +96,10 @@ class MassSpringSolver {
   std::vector<Contact> pairs_within(const Points3& x, const SelfCollision::Partners& near,
                                     double distance) const;
   // Ordered again by AMD: the permuted system's order left more fill with the contact springs
-  // (2.6 ms against 1.7 ms a factorisation on the collision scene at 33 x 33).
-  using ContactLdlt = Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>>;
+  // (2.6 ms against 1.7 ms a factorisation on the collision scene at 33 x 33). Solved as the
+  // matrix is, three columns at once on two threads: the collision scene at 65 x 65 took 8.9 s
+  // for its 120 frames, against 11.2 s with SimplicialLDLT::solve, to the same bits.
+  using ContactLdlt = ThreeColumnLdlt;
   /// The factor of the system with contact springs for the rest of a step, or null if no two
   /// particles are within a thickness: the last one if its contacts_ take in every touching
   /// pair, else a new one for the pairs within kContactReach thicknesses.
