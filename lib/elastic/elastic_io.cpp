@@ -457,6 +457,20 @@ Polygons embed_render_mesh(const BodyConfig& bc, BodySetup& s, const std::string
     }
   }
   s.render = embed_surface(s.mesh, surface);
+  // The cache has triangles and quads: a face of more corners reaches it as n - 2 triangles.
+  std::size_t ngons = 0;
+  int most = 0;
+  for (const int n : render_faces.sizes)
+    if (n >= 5) {
+      ++ngons;
+      most = std::max(most, n);
+    }
+  if (ngons > 0 && note)
+    note(Note::Warning, path.string() + ": " + std::to_string(ngons) + " of its " +
+                            std::to_string(render_faces.sizes.size()) +
+                            " faces have 5 or more corners (up to " + std::to_string(most) +
+                            "); the cache keeps triangles and quads, so each is written as its "
+                            "n - 2 triangles");
   if (note)
     note(Note::Info, "body '" + bc.name + "': render mesh " + path.string() + " (" +
                          std::to_string(surface.vertices.rows()) + " vertices) embedded in " +

@@ -543,6 +543,39 @@ TEST_CASE("sm-example-sim: a sliver tetrahedron in a TetGen mesh exits 1 naming 
   CHECK_FALSE(std::filesystem::exists(dir / "x.h5"));
 }
 
+TEST_CASE(
+    "sm-example-sim: render faces of 5 or more corners are cut into triangles, with a warning") {
+  // A pentagonal prism inside the cylinder lattice: 2 five-corner caps and 5 quad sides. The
+  // cache has no polygon kind, so the caps reach it as 3 triangles each, and the log says so.
+  TempDir dir;
+  {
+    std::ofstream obj(dir / "prism.obj");
+    for (const double y : {0.35, 0.65})
+      for (int k = 0; k < 5; ++k)
+        obj << "v " << 0.15 * std::cos(2 * M_PI * k / 5) << ' ' << y << ' '
+            << 0.15 * std::sin(2 * M_PI * k / 5) << '\n';
+    obj << "f 1 2 3 4 5\nf 10 9 8 7 6\n";  // outward: -y at the bottom, +y at the top
+    for (int k = 0; k < 5; ++k) {
+      const int a = k + 1, b = (k + 1) % 5 + 1;
+      obj << "f " << a << ' ' << a + 5 << ' ' << b + 5 << ' ' << b << '\n';
+    }
+  }
+  std::ofstream(dir / "prism.json") << R"({"frames": 2, "bodies": [{"name": "prism",
+            "mesh": {"type": "cylinder", "radius": 0.25, "height": 1.0, "rings": 2,
+                     "segments": 12, "layers": 8},
+            "render": {"type": "obj", "file": "prism.obj"}}]})";
+  const auto r = run_command(kSim + " -c " + (dir / "prism.json").string() + " -o " +
+                             (dir / "prism.h5").string());
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("prism.obj: 2 of its 7 faces have 5 or more corners (up to 5); the cache "
+                   "keeps triangles and quads, so each is written as its n - 2 triangles") !=
+        std::string::npos);
+  const auto seq = datadyn::io::CacheReader(dir / "prism.h5").sequence("prism");
+  CHECK(seq.topology("quads").rows() == 5);
+  CHECK(seq.topology("triangles").rows() == 6);
+}
+
 TEST_CASE("sm-example-sim: a render mesh far outside the body exits 1 naming file and vertex") {
   // A vertex at 1e308 made the embedding find no tet and crashed the tool.
   TempDir dir;
