@@ -27,6 +27,17 @@ constexpr double kContactStiffness = 0.3;
 // Pairs within this many thicknesses get contact springs, so that the factor serves the steps
 // after while the touching pairs stay among them.
 constexpr double kContactReach = 1.2;
+
+/// The matrix entries of a spring of weight w between rows a and b of the reduced system (-1: a
+/// pinned particle, whose entries are not in it).
+void add_spring_entries(std::vector<Eigen::Triplet<double>>& t, int a, int b, double w) {
+  if (a >= 0) t.emplace_back(a, a, w);
+  if (b >= 0) t.emplace_back(b, b, w);
+  if (a >= 0 && b >= 0) {
+    t.emplace_back(a, b, -w);
+    t.emplace_back(b, a, -w);
+  }
+}
 }  // namespace
 
 MassSpringSolver::MassSpringSolver(const ClothParams& params)
@@ -69,16 +80,10 @@ MassSpringSolver::MassSpringSolver(const ClothParams& params)
     const int fj = free_of[static_cast<std::size_t>(s.j)];
     const double w = h2 * s.k;
     spring_weight_[k] = w;
-    if (fi >= 0) triplets.emplace_back(fi, fi, w);
-    if (fj >= 0) triplets.emplace_back(fj, fj, w);
-    if (fi >= 0 && fj >= 0) {
-      triplets.emplace_back(fi, fj, -w);
-      triplets.emplace_back(fj, fi, -w);
-    } else if (fi >= 0) {
-      pin_rhs.row(fi) -= w * x_.row(s.j);
-    } else if (fj >= 0) {
-      pin_rhs.row(fj) -= w * x_.row(s.i);
-    }
+    add_spring_entries(triplets, fi, fj, w);
+    // A pinned end's entry moves to the right-hand side.
+    if (fi >= 0 && fj < 0) pin_rhs.row(fi) -= w * x_.row(s.j);
+    if (fj >= 0 && fi < 0) pin_rhs.row(fj) -= w * x_.row(s.i);
   }
   Eigen::SparseMatrix<double> a(nf, nf);
   a.setFromTriplets(triplets.begin(), triplets.end());
@@ -200,15 +205,7 @@ const MassSpringSolver::ContactLdlt* MassSpringSolver::contact_system(
     return contact_factor_.get();
   contacts_ = pairs_within(x, near, kContactReach * self_->thickness());
   std::vector<Eigen::Triplet<double>> extra;
-  const double w = contact_weight_;
-  for (const Contact& c : contacts_) {
-    if (c.ri >= 0) extra.emplace_back(c.ri, c.ri, w);
-    if (c.rj >= 0) extra.emplace_back(c.rj, c.rj, w);
-    if (c.ri >= 0 && c.rj >= 0) {
-      extra.emplace_back(c.ri, c.rj, -w);
-      extra.emplace_back(c.rj, c.ri, -w);
-    }
-  }
+  for (const Contact& c : contacts_) add_spring_entries(extra, c.ri, c.rj, contact_weight_);
   Eigen::SparseMatrix<double> add(permuted_matrix_.rows(), permuted_matrix_.cols());
   add.setFromTriplets(extra.begin(), extra.end());
   auto ldlt = std::make_shared<ContactLdlt>();
